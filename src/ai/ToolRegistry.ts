@@ -1,0 +1,205 @@
+/**
+ * Tools the planner may call, defined with `@effect/ai`'s `Tool` (Schema
+ * parameters and results) and registered under a namespace and an agent.
+ * A tool's capability is its `Tool` name, so a plan step addresses it as
+ * `namespace / agent / capability`.
+ *
+ * @since 0.1.0
+ */
+import type { Tool } from "@effect/ai"
+import { Tool as AiTool } from "@effect/ai"
+import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
+import { isJson, type Json, type JsonObject } from "../pipeline/Json.js"
+import type { ToolDescriptor } from "../pipeline/PromptBuilder.js"
+
+/**
+ * A registered tool with its handler, its requirements erased into `R`.
+ *
+ * @since 0.1.0
+ */
+export interface ToolEntry<R = never> {
+  readonly namespace: string
+  readonly agent: string
+  readonly tool: Tool.Any
+  /** Decodes parameters, runs the handler, encodes the result to JSON. */
+  readonly call: (parameters: JsonObject) => Effect.Effect<Json, ToolCallFailure, R>
+}
+
+/**
+ * Why a tool call failed, as recorded on the step.
+ *
+ * @since 0.1.0
+ */
+export class ToolCallFailure extends Schema.TaggedError<ToolCallFailure>("effect-agent-pipeline/ToolCallFailure")(
+  "ToolCallFailure",
+  {
+    reason: Schema.Literal("invalid_parameters", "tool_failed", "invalid_result", "tool_defect", "unknown_tool"),
+    detail: Schema.String
+  }
+) {
+  override get message(): string {
+    return `${this.reason}: ${this.detail}`
+  }
+}
+
+const toJson = (u: unknown): Json => (u === undefined ? null : isJson(u) ? u : JSON.parse(JSON.stringify(u)))
+
+const describe = (u: unknown): string => {
+  if (u instanceof Error) return u.message
+  if (typeof u === "string") return u
+  try {
+    return JSON.stringify(u)
+  } catch {
+    return String(u)
+  }
+}
+
+/**
+ * Registers a tool and its handler.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@effect/ai"
+ * import { Effect, Schema } from "effect"
+ * import { ToolRegistry } from "effect-agent-pipeline"
+ *
+ * const StockQuote = Tool.make("stock_quote", {
+ *   description: "Latest stock quote for a ticker symbol",
+ *   parameters: { symbol: Schema.String },
+ *   success: Schema.Struct({ symbol: Schema.String, price: Schema.Number })
+ * })
+ *
+ * const entry = ToolRegistry.entry({
+ *   namespace: "demo-tools",
+ *   agent: "stock-service",
+ *   tool: StockQuote,
+ *   handler: ({ symbol }) => Effect.succeed({ symbol, price: 123.4 })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const entry = <T extends Tool.Any, R = never>(options: {
+  readonly namespace: string
+  readonly agent: string
+  readonly tool: T
+  readonly handler: (parameters: Tool.Parameters<T>) => Effect.Effect<Tool.Success<T>, Tool.Failure<T>, R>
+}): ToolEntry<R> => {
+  const { tool } = options
+  // Tool parameter and result schemas are context-free (the Tool type allows
+  // more, but a schema needing services cannot describe JSON tool I/O).
+  const decode = Schema.decodeUnknown(tool.parametersSchema as Schema.Schema<unknown, unknown>)
+  const encodeSuccess = Schema.encodeUnknown(tool.successSchema as Schema.Schema<unknown, unknown>)
+  const handler = options.handler as (parameters: unknown) => Effect.Effect<unknown, unknown, R>
+  return {
+    namespace: options.namespace,
+    agent: options.agent,
+    tool,
+    call: (parameters) =>
+      decode(parameters).pipe(
+        Effect.mapError((e) => new ToolCallFailure({ reason: "invalid_parameters", detail: e.message })),
+        Effect.flatMap((decoded) =>
+          Effect.catchAllDefect(
+            Effect.mapError(handler(decoded), (e) => new ToolCallFailure({ reason: "tool_failed", detail: describe(e) })),
+            (defect) =>
+              Effect.fail(new ToolCallFailure({ reason: "tool_defect", detail: describe(Cause.squash(Cause.die(defect))) }))
+          )
+        ),
+        Effect.flatMap((result) =>
+          encodeSuccess(result).pipe(
+            Effect.map(toJson),
+            Effect.mapError((e) => new ToolCallFailure({ reason: "invalid_result", detail: e.message }))
+          )
+        )
+      )
+  }
+}
+
+const keyOf = (namespace: string, agent: string, capability: string) => `${namespace}\u0000${agent}\u0000${capability}`
+
+/**
+ * The registry service: what the planner may use and how to call it.
+ *
+ * @since 0.1.0
+ */
+export class ToolRegistry extends Context.Tag("effect-agent-pipeline/ToolRegistry")<
+  ToolRegistry,
+  ToolRegistry.Service
+>() {}
+
+/** @since 0.1.0 */
+export declare namespace ToolRegistry {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly descriptors: ReadonlyArray<ToolDescriptor>
+    readonly has: (namespace: string, agent: string, capability: string) => boolean
+    readonly call: (
+      namespace: string,
+      agent: string,
+      capability: string,
+      parameters: JsonObject
+    ) => Effect.Effect<Json, ToolCallFailure>
+  }
+}
+
+/**
+ * Builds the registry. Registering the same namespace/agent/capability twice
+ * is a defect in the program, reported at construction.
+ *
+ * @since 0.1.0
+ */
+export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<ToolRegistry.Service, never, R> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<R>()
+    const byKey = new Map<string, ToolEntry<R>>()
+    const descriptors: Array<ToolDescriptor> = []
+    for (const e of entries) {
+      const key = keyOf(e.namespace, e.agent, e.tool.name)
+      if (byKey.has(key)) {
+        return yield* Effect.dieMessage(`tool ${e.namespace}/${e.agent}/${e.tool.name} is registered twice`)
+      }
+      byKey.set(key, e)
+      descriptors.push({
+        namespace: e.namespace,
+        agent: e.agent,
+        capability: e.tool.name,
+        description: e.tool.description ?? "",
+        parameters: toJson(AiTool.getJsonSchema(e.tool as Parameters<typeof AiTool.getJsonSchema>[0])) as JsonObject
+      })
+    }
+    return {
+      descriptors,
+      has: (namespace, agent, capability) => byKey.has(keyOf(namespace, agent, capability)),
+      call: (namespace, agent, capability, parameters) => {
+        const e = byKey.get(keyOf(namespace, agent, capability))
+        return e === undefined
+          ? Effect.fail(
+            new ToolCallFailure({ reason: "unknown_tool", detail: `${namespace}/${agent}/${capability}` })
+          )
+          : Effect.provide(e.call(parameters), context)
+      }
+    }
+  })
+
+/**
+ * The registry as a Layer; the handlers' requirements become the Layer's.
+ *
+ * @since 0.1.0
+ */
+export const layer = <R>(entries: ReadonlyArray<ToolEntry<R>>): Layer.Layer<ToolRegistry, never, R> =>
+  Layer.effect(ToolRegistry, make(entries))
+
+/**
+ * Looks a descriptor up.
+ *
+ * @since 0.1.0
+ */
+export const findDescriptor = (
+  descriptors: ReadonlyArray<ToolDescriptor>,
+  namespace: string,
+  agent: string,
+  capability: string
+): Option.Option<ToolDescriptor> =>
+  Option.fromNullable(
+    descriptors.find((d) => d.namespace === namespace && d.agent === agent && d.capability === capability)
+  )

@@ -1,0 +1,192 @@
+/**
+ * Every typed error the pipeline can return. Each has a fully qualified tag,
+ * `reason` literals where one class covers several causes, and a `message`.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+const id = (name: string) => `effect-agent-pipeline/${name}`
+
+/**
+ * A hook list entry is not a hook (null, undefined, no name, a handler that is
+ * not a function). Names the zero-based index of the entry (C2).
+ *
+ * @since 0.1.0
+ */
+export class InvalidOrchestratorConfig extends Schema.TaggedError<InvalidOrchestratorConfig>(
+  id("InvalidOrchestratorConfig")
+)("InvalidOrchestratorConfig", {
+  index: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `invalid orchestrator config: hook entry ${this.index}: ${this.detail}`
+  }
+}
+
+/**
+ * Reasons a required after-planning marker is rejected at construction (C3).
+ *
+ * @since 0.1.0
+ */
+export const RequiredHookReason = Schema.Literal("stage_drift", "multiple_required", "required_not_terminal")
+/** @since 0.1.0 */
+export type RequiredHookReason = typeof RequiredHookReason.Type
+
+/**
+ * The required after-planning marker is misused (C3).
+ *
+ * @since 0.1.0
+ */
+export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<InvalidRequiredAfterPlanningHook>(
+  id("InvalidRequiredAfterPlanningHook")
+)("InvalidRequiredAfterPlanningHook", {
+  reason: RequiredHookReason,
+  hookName: Schema.String,
+  index: Schema.Number
+}) {
+  override get message(): string {
+    switch (this.reason) {
+      case "stage_drift":
+        return `required hook "${this.hookName}" (entry ${this.index}) has no afterPlanning handler`
+      case "multiple_required":
+        return `hook "${this.hookName}" (entry ${this.index}) is a second required after-planning hook`
+      case "required_not_terminal":
+        return `hook "${this.hookName}" (entry ${this.index}) handles afterPlanning after the required hook`
+    }
+  }
+}
+
+/**
+ * Construction failures of the hook registration Layer.
+ *
+ * @since 0.1.0
+ */
+export type HookConfigError = InvalidOrchestratorConfig | InvalidRequiredAfterPlanningHook
+
+/**
+ * The request body is not a valid `PipelineRequest`.
+ *
+ * @since 0.1.0
+ */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>(id("InvalidRequest"))("InvalidRequest", {
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `invalid request: ${this.detail}`
+  }
+}
+
+/**
+ * The required after-planning hook rejected the phase's plan (C9). The phase
+ * stopped before persistence, HITL and any tool call.
+ *
+ * @since 0.1.0
+ */
+export class RequiredAfterPlanningError extends Schema.TaggedError<RequiredAfterPlanningError>(
+  id("RequiredAfterPlanningError")
+)("RequiredAfterPlanningError", {
+  hookName: Schema.String,
+  phase: Schema.Number,
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `request stopped by required after-planning hook "${this.hookName}" in phase ${this.phase}: ${this.detail}`
+  }
+}
+
+/**
+ * A hook broke the short-circuit contract (unknown kind, missing payload, or
+ * both a legacy short-circuit and a decision). Fails the request (C5).
+ *
+ * @since 0.1.0
+ */
+export class HookContractError extends Schema.TaggedError<HookContractError>(id("HookContractError"))(
+  "HookContractError",
+  {
+    hookName: Schema.String,
+    stage: Schema.String,
+    reason: Schema.Literal("unknown_kind", "missing_payload", "ambiguous_result"),
+    detail: Schema.String
+  }
+) {
+  override get message(): string {
+    return `hook "${this.hookName}" broke the ${this.stage} contract (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
+ * Planning failed: the model call failed, its output is not a valid plan, or
+ * the phase limit was reached without a terminal plan. Nothing of the failing
+ * phase was executed.
+ *
+ * @since 0.1.0
+ */
+export class PlanningError extends Schema.TaggedError<PlanningError>(id("PlanningError"))("PlanningError", {
+  reason: Schema.Literal("model_failed", "invalid_plan", "phase_limit"),
+  phase: Schema.Number,
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `planning failed in phase ${this.phase} (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
+ * The synthesis model call failed.
+ *
+ * @since 0.1.0
+ */
+export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("SynthesisError"))("SynthesisError", {
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `synthesis failed: ${this.detail}`
+  }
+}
+
+/**
+ * A HITL checkpoint was rejected, or cannot be resumed.
+ *
+ * @since 0.1.0
+ */
+export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("CheckpointError"))("CheckpointError", {
+  reason: Schema.Literal("rejected", "not_found", "already_resumed"),
+  checkpointId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `checkpoint ${this.checkpointId} ${this.reason}: ${this.detail}`
+  }
+}
+
+/**
+ * Every error a request can fail with.
+ *
+ * @since 0.1.0
+ */
+export type PipelineError =
+  | InvalidRequest
+  | RequiredAfterPlanningError
+  | HookContractError
+  | PlanningError
+  | SynthesisError
+  | CheckpointError
+
+/**
+ * Schema of {@link PipelineError} (for records and HTTP).
+ *
+ * @since 0.1.0
+ */
+export const PipelineError = Schema.Union(
+  InvalidRequest,
+  RequiredAfterPlanningError,
+  HookContractError,
+  PlanningError,
+  SynthesisError,
+  CheckpointError
+)

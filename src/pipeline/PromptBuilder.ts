@@ -1,0 +1,247 @@
+/**
+ * Builds the planning, continuation and synthesis prompts (seed 000
+ * §5.2–5.3, C7). The default builder renders exactly four known enrichment
+ * keys; a custom builder gets a copy of all enrichments.
+ *
+ * Every phase's prompt is built from the request-start enrichment snapshot.
+ * Content is escaped so it can never close or forge a section tag.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import type { Json, JsonObject } from "./Json.js"
+import {
+  EnrichmentActivityCoordination,
+  EnrichmentConversationHistory,
+  EnrichmentRAGContext,
+  EnrichmentUserProfile
+} from "./PipelineContext.js"
+import type { StepResult } from "../record/ExecutionRecord.js"
+
+/**
+ * A registered tool as the planner sees it.
+ *
+ * @since 0.1.0
+ */
+export interface ToolDescriptor {
+  readonly namespace: string
+  readonly agent: string
+  readonly capability: string
+  readonly description: string
+  /** JSON Schema of the tool's parameters. */
+  readonly parameters: JsonObject
+}
+
+/**
+ * What a prompt builder receives. `enrichments` is a copy of the
+ * request-start snapshot: changing it changes nothing else.
+ *
+ * @since 0.1.0
+ */
+export interface PromptInput {
+  readonly request: string
+  readonly enrichments: JsonObject
+  readonly tools: ReadonlyArray<ToolDescriptor>
+  readonly phase: number
+  /** Results of earlier phases (empty in phase 1). */
+  readonly priorResults: ReadonlyArray<StepResult>
+}
+
+/**
+ * What the synthesis prompt is built from.
+ *
+ * @since 0.1.0
+ */
+export interface SynthesisInput {
+  readonly request: string
+  readonly enrichments: JsonObject
+  readonly steps: ReadonlyArray<StepResult>
+}
+
+/**
+ * The prompt builder service. Replace it with a Layer to change prompts.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { PromptBuilder } from "effect-agent-pipeline"
+ *
+ * const custom = Layer.succeed(PromptBuilder.PromptBuilder, {
+ *   ...PromptBuilder.defaultBuilder,
+ *   buildPlanningPrompt: (input) =>
+ *     PromptBuilder.defaultBuilder.buildPlanningPrompt(input) +
+ *     `\n<tenant>${PromptBuilder.escapeContent(String(input.enrichments.tenant ?? ""))}</tenant>`
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class PromptBuilder extends Context.Tag("effect-agent-pipeline/PromptBuilder")<
+  PromptBuilder,
+  PromptBuilder.Service
+>() {}
+
+/** @since 0.1.0 */
+export declare namespace PromptBuilder {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly buildPlanningPrompt: (input: PromptInput) => string
+    readonly buildContinuationPrompt: (input: PromptInput) => string
+    readonly buildSynthesisPrompt: (input: SynthesisInput) => string
+  }
+}
+
+/**
+ * Section tags the framework owns. Content may not open or close any of them.
+ *
+ * @since 0.1.0
+ */
+export const ReservedSections = [
+  "agent_memory",
+  "conversation_history",
+  "agent_coordination",
+  "tools",
+  "step_results",
+  "user_request",
+  "instructions"
+] as const
+
+/**
+ * Escapes text for inclusion inside a section: `&`, `<` and `>` become
+ * entities, so no tag can be closed or forged.
+ *
+ * @since 0.1.0
+ */
+export const escapeContent = (text: string): string =>
+  /[&<>]/.test(text) ? text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : text
+
+/**
+ * Reverses {@link escapeContent}.
+ *
+ * @since 0.1.0
+ */
+export const unescapeContent = (text: string): string =>
+  text.includes("&") ? text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&") : text
+
+const reservedTag = new RegExp(`<(/?\\s*(?:${ReservedSections.join("|")})\\b)`, "gi")
+
+/**
+ * Neutralizes reserved section tags in verbatim content (the user profile is
+ * inserted as-is so it can carry its own `<user_profile>` block, but it may
+ * not open or close a framework section).
+ *
+ * @since 0.1.0
+ */
+export const neutralizeReservedTags = (text: string): string => text.replace(reservedTag, "&lt;$1")
+
+const asText = (value: Json | undefined): string | undefined => {
+  if (value === undefined || value === null) return undefined
+  if (typeof value === "string") return value.length === 0 ? undefined : value
+  return JSON.stringify(value)
+}
+
+const section = (tag: string, value: Json | undefined): string | undefined => {
+  const text = asText(value)
+  return text === undefined ? undefined : `<${tag}>\n${escapeContent(text)}\n</${tag}>`
+}
+
+/**
+ * Renders the four known enrichments in a fixed order: `rag_context` as
+ * `<agent_memory>`, `conversation_history` as `<conversation_history>`,
+ * `activity_coordination` as `<agent_coordination>`, `user_profile`
+ * verbatim. No other key is rendered.
+ *
+ * @since 0.1.0
+ */
+export const renderKnownEnrichments = (enrichments: JsonObject): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  const memory = section("agent_memory", enrichments[EnrichmentRAGContext])
+  if (memory) out.push(memory)
+  const history = section("conversation_history", enrichments[EnrichmentConversationHistory])
+  if (history) out.push(history)
+  const coordination = section("agent_coordination", enrichments[EnrichmentActivityCoordination])
+  if (coordination) out.push(coordination)
+  const profile = asText(enrichments[EnrichmentUserProfile])
+  if (profile !== undefined) out.push(neutralizeReservedTags(profile))
+  return out
+}
+
+const renderTools = (tools: ReadonlyArray<ToolDescriptor>): string =>
+  `<tools>\n${tools.map((t) => escapeContent(JSON.stringify(t))).join("\n")}\n</tools>`
+
+const renderResults = (steps: ReadonlyArray<StepResult>): string =>
+  `<step_results>\n${steps.map((s) => escapeContent(JSON.stringify(s))).join("\n")}\n</step_results>`
+
+const PLANNING_INSTRUCTIONS = `<instructions>
+Plan the tool calls that answer the user request. Reply with one JSON object:
+{"steps":[{"step_id":"s1","namespace":"…","agent":"…","capability":"…","parameters":{…},"depends_on":[],"implicit_deps":[]}],"terminal":true}
+Use only tools listed in <tools>. A parameter may reference another step's output as "{{steps.<step_id>.output}}";
+a same-phase reference needs depends_on, a reference to an earlier phase's step needs implicit_deps.
+Set "terminal": false only when you need to see these results before planning more steps.
+</instructions>`
+
+const SYNTHESIS_INSTRUCTIONS = `<instructions>
+Answer the user request from the step results. Be concise; do not invent results.
+</instructions>`
+
+/**
+ * The default builder.
+ *
+ * @since 0.1.0
+ */
+export const defaultBuilder: PromptBuilder.Service = {
+  buildPlanningPrompt: (input) =>
+    [
+      PLANNING_INSTRUCTIONS,
+      ...renderKnownEnrichments(input.enrichments),
+      renderTools(input.tools),
+      `<user_request>\n${escapeContent(input.request)}\n</user_request>`
+    ].join("\n\n"),
+  buildContinuationPrompt: (input) =>
+    [
+      PLANNING_INSTRUCTIONS,
+      ...renderKnownEnrichments(input.enrichments),
+      renderTools(input.tools),
+      renderResults(input.priorResults),
+      `<user_request>\n${escapeContent(input.request)}\n</user_request>`
+    ].join("\n\n"),
+  buildSynthesisPrompt: (input) =>
+    [
+      SYNTHESIS_INSTRUCTIONS,
+      ...renderKnownEnrichments(input.enrichments),
+      renderResults(input.steps),
+      `<user_request>\n${escapeContent(input.request)}\n</user_request>`
+    ].join("\n\n")
+}
+
+/**
+ * The default builder as a Layer.
+ *
+ * @since 0.1.0
+ */
+export const layerDefault: Layer.Layer<PromptBuilder> = Layer.succeed(PromptBuilder, defaultBuilder)
+
+/**
+ * The builder in context, or the default one.
+ *
+ * @since 0.1.0
+ */
+export const current: Effect.Effect<PromptBuilder.Service> = Effect.map(
+  Effect.serviceOption(PromptBuilder),
+  (o) => (o._tag === "Some" ? o.value : defaultBuilder)
+)
+
+/**
+ * Reads the (unescaped) content of the first `<tag>…</tag>` section of a
+ * prompt built by the default builder, if present. Used by the offline model.
+ *
+ * @since 0.1.0
+ */
+export const readSection = (prompt: string, tag: string): string | undefined => {
+  const open = `<${tag}>\n`
+  const start = prompt.indexOf(open)
+  if (start < 0) return undefined
+  const end = prompt.indexOf(`\n</${tag}>`, start + open.length)
+  if (end < 0) return undefined
+  return unescapeContent(prompt.slice(start + open.length, end))
+}

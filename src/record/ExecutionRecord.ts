@@ -1,0 +1,267 @@
+/**
+ * The execution record: the evidence of one request — which hook ran, what
+ * it decided, what work it started (effects), the accepted plan and step
+ * results of every phase, and the final response beside the model's raw
+ * draft (seed 000 §9, C14–C16).
+ *
+ * Records are versioned (`schemaVersion`) and carry a monotonic
+ * `record_revision`: a store never lets a stale snapshot overwrite a newer
+ * one. `lifecycle` is optional so that legacy records still decode; their
+ * request completion is `unknown`.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Json, JsonObject } from "../pipeline/Json.js"
+import { RoutingPlan } from "../pipeline/RoutingPlan.js"
+
+/**
+ * The current record schema version.
+ *
+ * @since 0.1.0
+ */
+export const CURRENT_SCHEMA_VERSION = 1
+
+/**
+ * The four hook stages, as recorded and as used in span names.
+ *
+ * @since 0.1.0
+ */
+export const HookStage = Schema.Literal("before_planning", "after_planning", "after_execution", "after_synthesis")
+/** @since 0.1.0 */
+export type HookStage = typeof HookStage.Type
+
+/**
+ * The boundary's failure policy.
+ *
+ * @since 0.1.0
+ */
+export const DecisionPolicy = Schema.Literal("fail_open", "fail_closed")
+/** @since 0.1.0 */
+export type DecisionPolicy = typeof DecisionPolicy.Type
+
+/**
+ * What the pipeline actually did after the boundary.
+ *
+ * @since 0.1.0
+ */
+export const DecisionAction = Schema.Literal("continue", "short_circuit", "terminate", "propagate_panic")
+/** @since 0.1.0 */
+export type DecisionAction = typeof DecisionAction.Type
+
+/**
+ * Why it did it.
+ *
+ * @since 0.1.0
+ */
+export const DecisionReason = Schema.Literal(
+  "hook_error",
+  "accepted",
+  "authoritative",
+  "cache_match",
+  "cache_dimension_mismatch",
+  "cache_read_disabled",
+  "contract_error",
+  "panic"
+)
+/** @since 0.1.0 */
+export type DecisionReason = typeof DecisionReason.Type
+
+/**
+ * A boundary's decision, separate from the invocation outcome. A missing
+ * decision means "not recorded", never "succeeded" (C14).
+ *
+ * @since 0.1.0
+ */
+export const HookDecision = Schema.Struct({
+  policy: DecisionPolicy,
+  action: DecisionAction,
+  reason: DecisionReason
+}).annotations({ identifier: "HookDecision" })
+/** @since 0.1.0 */
+export type HookDecision = typeof HookDecision.Type
+
+/**
+ * Effect status: the producer's observation.
+ *
+ * @since 0.1.0
+ */
+export const HookEffectStatus = Schema.Literal("pending", "succeeded", "failed")
+/** @since 0.1.0 */
+export type HookEffectStatus = typeof HookEffectStatus.Type
+
+/**
+ * Work a hook attempted and what it observed (C15). Times are epoch
+ * milliseconds; `duration` is milliseconds.
+ *
+ * @since 0.1.0
+ */
+export const HookEffect = Schema.Struct({
+  effectId: Schema.String.pipe(Schema.minLength(1)),
+  schemaVersion: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+  name: Schema.String,
+  status: HookEffectStatus,
+  data: Schema.optional(Json),
+  startedAt: Schema.Number,
+  duration: Schema.optional(Schema.Number),
+  summary: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String)
+}).annotations({ identifier: "HookEffect" })
+/** @since 0.1.0 */
+export type HookEffect = typeof HookEffect.Type
+
+/**
+ * One recorded hook invocation (C14).
+ *
+ * @since 0.1.0
+ */
+export const HookInvocation = Schema.Struct({
+  name: Schema.String,
+  stage: HookStage,
+  outcome: Schema.Literal("succeeded", "failed"),
+  sequence: Schema.Int,
+  phase: Schema.optional(Schema.Int),
+  startedAt: Schema.Number,
+  duration: Schema.Number,
+  error: Schema.optional(Schema.String),
+  decision: Schema.optional(HookDecision),
+  effects: Schema.optionalWith(Schema.Array(HookEffect), { default: () => [] })
+}).annotations({ identifier: "HookInvocation" })
+/** @since 0.1.0 */
+export type HookInvocation = typeof HookInvocation.Type
+
+/**
+ * One executed plan step.
+ *
+ * @since 0.1.0
+ */
+export const StepResult = Schema.Struct({
+  step_id: Schema.String,
+  namespace: Schema.String,
+  agent: Schema.String,
+  capability: Schema.String,
+  status: Schema.Literal("succeeded", "failed", "skipped"),
+  output: Schema.optional(Json),
+  error: Schema.optional(Schema.String),
+  startedAt: Schema.Number,
+  duration: Schema.Number
+}).annotations({ identifier: "StepResult" })
+/** @since 0.1.0 */
+export type StepResult = typeof StepResult.Type
+
+/**
+ * An accepted phase: the plan that passed AfterPlanning and its results.
+ *
+ * @since 0.1.0
+ */
+export const PhaseRecord = Schema.Struct({
+  phase: Schema.Int,
+  plan: RoutingPlan,
+  steps: Schema.Array(StepResult)
+}).annotations({ identifier: "PhaseRecord" })
+/** @since 0.1.0 */
+export type PhaseRecord = typeof PhaseRecord.Type
+
+/**
+ * How the request ended.
+ *
+ * @since 0.1.0
+ */
+export const LifecycleStatus = Schema.Literal("running", "succeeded", "failed", "interrupted", "suspended")
+/** @since 0.1.0 */
+export type LifecycleStatus = typeof LifecycleStatus.Type
+
+/**
+ * Request lifecycle evidence. Absent on legacy records.
+ *
+ * @since 0.1.0
+ */
+export const Lifecycle = Schema.Struct({
+  status: LifecycleStatus,
+  startedAt: Schema.Number,
+  endedAt: Schema.optional(Schema.Number),
+  errorTag: Schema.optional(Schema.String),
+  errorMessage: Schema.optional(Schema.String)
+}).annotations({ identifier: "Lifecycle" })
+/** @since 0.1.0 */
+export type Lifecycle = typeof Lifecycle.Type
+
+/**
+ * The request mode that produced a record.
+ *
+ * @since 0.1.0
+ */
+export const RecordMode = Schema.Literal("pipeline", "stream", "resume", "workflow")
+/** @since 0.1.0 */
+export type RecordMode = typeof RecordMode.Type
+
+/**
+ * The accepted short-circuit, when one ended the request.
+ *
+ * @since 0.1.0
+ */
+export const ShortCircuitRecord = Schema.Struct({
+  hookName: Schema.String,
+  kind: Schema.Literal("authoritative", "cache"),
+  reason: DecisionReason,
+  source: Schema.optional(Schema.String)
+}).annotations({ identifier: "ShortCircuitRecord" })
+/** @since 0.1.0 */
+export type ShortCircuitRecord = typeof ShortCircuitRecord.Type
+
+/**
+ * The execution record.
+ *
+ * @since 0.1.0
+ */
+export const ExecutionRecord = Schema.Struct({
+  schemaVersion: Schema.optionalWith(Schema.Int, { default: () => CURRENT_SCHEMA_VERSION }),
+  requestId: Schema.String,
+  recordRevision: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 }).pipe(
+    Schema.fromKey("record_revision")
+  ),
+  mode: Schema.optionalWith(RecordMode, { default: () => "pipeline" as const }),
+  request: Schema.String,
+  metadata: Schema.optionalWith(JsonObject, { default: () => ({}) }),
+  lifecycle: Schema.optional(Lifecycle),
+  phases: Schema.optionalWith(Schema.Array(PhaseRecord), { default: () => [] }),
+  hookInvocations: Schema.optionalWith(Schema.Array(HookInvocation), { default: () => [] }),
+  shortCircuit: Schema.optional(ShortCircuitRecord),
+  checkpointId: Schema.optional(Schema.String),
+  rawDraft: Schema.optional(Schema.String),
+  finalResponse: Schema.optional(Schema.String),
+  diagnostics: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+}).annotations({ identifier: "ExecutionRecord" })
+/** @since 0.1.0 */
+export type ExecutionRecord = typeof ExecutionRecord.Type
+/** @since 0.1.0 */
+export type ExecutionRecordEncoded = typeof ExecutionRecord.Encoded
+
+/**
+ * What the record says about the request's completion. A record without
+ * lifecycle evidence (legacy) is `unknown`, whatever its steps say (C16).
+ *
+ * @example
+ * ```ts
+ * import { ExecutionRecord } from "effect-agent-pipeline"
+ * ExecutionRecord.requestCompletion(record) // "succeeded" | "failed" | ... | "unknown"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const requestCompletion = (record: ExecutionRecord): LifecycleStatus | "unknown" =>
+  record.lifecycle === undefined ? "unknown" : record.lifecycle.status
+
+/**
+ * Whether a record counts as an error record for retention purposes.
+ *
+ * @since 0.1.0
+ */
+export const isErrorRecord = (record: ExecutionRecord): boolean =>
+  record.lifecycle !== undefined &&
+  (record.lifecycle.status === "failed" || record.lifecycle.status === "interrupted")
+
+/** @since 0.1.0 */
+export const decodeUnknown = Schema.decodeUnknown(ExecutionRecord)
+/** @since 0.1.0 */
+export const encode = Schema.encode(ExecutionRecord)
