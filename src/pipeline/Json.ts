@@ -27,7 +27,12 @@ export type JsonObject = { readonly [key: string]: Json }
  */
 export const Json: Schema.Schema<Json> = Schema.declare(
   (u: unknown): u is Json => isJson(u),
-  { identifier: "Json", description: "a JSON value (null, boolean, finite number, string, array or object)" }
+  {
+    identifier: "Json",
+    description: "a JSON value (null, boolean, finite number, string, array or object)",
+    // Any JSON value: lets providers derive a JSON Schema for structured output.
+    jsonSchema: {}
+  }
 )
 
 /**

@@ -118,14 +118,13 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
 }
 
 /**
- * Planning failed: the model call failed, its output is not a valid plan, or
- * the phase limit was reached without a terminal plan. Nothing of the failing
- * phase was executed.
+ * Planning failed: the model call failed or its output is not a valid plan.
+ * Nothing of the failing phase was executed.
  *
  * @since 0.1.0
  */
 export class PlanningError extends Schema.TaggedError<PlanningError>(id("PlanningError"))("PlanningError", {
-  reason: Schema.Literal("model_failed", "invalid_plan", "phase_limit"),
+  reason: Schema.Literal("model_failed", "invalid_plan"),
   phase: Schema.Number,
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
@@ -155,7 +154,7 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
  * @since 0.1.0
  */
 export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("CheckpointError"))("CheckpointError", {
-  reason: Schema.Literal("rejected", "not_found", "already_resumed"),
+  reason: Schema.Literal("rejected", "not_found"),
   checkpointId: Schema.String,
   detail: Schema.String
 }) {

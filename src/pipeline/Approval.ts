@@ -1,0 +1,102 @@
+/**
+ * Human-in-the-loop approval (DESIGN §4 step 5). After AfterPlanning accepts
+ * a phase's plan, an `ApprovalPolicy` may suspend the request with a
+ * checkpoint. `Pipeline.resume(checkpointId, decision)` executes the
+ * approved plan *without* running AfterPlanning again (it is approved state,
+ * not a newly produced plan).
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { JsonObject } from "./Json.js"
+import type { PipelineContext } from "./PipelineContext.js"
+import { RoutingPlan } from "./RoutingPlan.js"
+import { PhaseRecord } from "../record/ExecutionRecord.js"
+
+/**
+ * The policy's verdict on a plan.
+ *
+ * @since 0.1.0
+ */
+export type ApprovalVerdict =
+  | { readonly _tag: "Approve" }
+  | { readonly _tag: "Suspend"; readonly reason: string }
+
+/**
+ * Approves everything (the default).
+ *
+ * @since 0.1.0
+ */
+export const approve: ApprovalVerdict = { _tag: "Approve" }
+
+/**
+ * Suspends for a human decision.
+ *
+ * @since 0.1.0
+ */
+export const suspend = (reason: string): ApprovalVerdict => ({ _tag: "Suspend", reason })
+
+/**
+ * The approval policy service.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Approval } from "effect-agent-pipeline"
+ *
+ * // Ask a human before any trade executes.
+ * const TradesNeedApproval = Layer.succeed(Approval.ApprovalPolicy, {
+ *   evaluate: (_ctx, plan) =>
+ *     Effect.succeed(
+ *       plan.steps.some((s) => s.capability === "execute_trade")
+ *         ? Approval.suspend("trades need a human")
+ *         : Approval.approve
+ *     )
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ApprovalPolicy extends Context.Tag("effect-agent-pipeline/ApprovalPolicy")<
+  ApprovalPolicy,
+  {
+    readonly evaluate: (context: PipelineContext, plan: RoutingPlan, phase: number) => Effect.Effect<ApprovalVerdict>
+  }
+>() {}
+
+/**
+ * The approve-everything policy as a Layer.
+ *
+ * @since 0.1.0
+ */
+export const layerApproveAll: Layer.Layer<ApprovalPolicy> = Layer.succeed(ApprovalPolicy, {
+  evaluate: () => Effect.succeed(approve)
+})
+
+/**
+ * A suspended request: everything needed to resume it.
+ *
+ * @since 0.1.0
+ */
+export class Checkpoint extends Schema.Class<Checkpoint>("effect-agent-pipeline/Checkpoint")({
+  checkpointId: Schema.String,
+  requestId: Schema.String,
+  request: Schema.String,
+  metadata: JsonObject,
+  /** The request-start enrichment snapshot. */
+  enrichments: JsonObject,
+  phase: Schema.Int,
+  /** The approved-pending plan (already through AfterPlanning). */
+  plan: RoutingPlan,
+  /** Phases completed before the suspension. */
+  priorPhases: Schema.Array(PhaseRecord),
+  reason: Schema.String,
+  createdAt: Schema.Number
+}) {}
+
+/**
+ * A human's decision on a checkpoint.
+ *
+ * @since 0.1.0
+ */
+export type ApprovalDecision = "approve" | "reject"

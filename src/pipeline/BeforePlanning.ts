@@ -1,0 +1,258 @@
+/**
+ * The BeforePlanning stage (seed 000 §4.1, §6; C4–C6): hooks run in
+ * registration order, each seeing a snapshot of the enrichments accumulated
+ * so far, returning changes and optionally a short-circuit. The first
+ * accepted short-circuit wins and later hooks are not called. Every change to
+ * an enrichment is recorded as a `planning_enrichment:<key>` effect with the
+ * exact before/after values.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Effect } from "effect"
+import type { HookEffect } from "../record/ExecutionRecord.js"
+import type { StageRequest } from "./Hook.js"
+import type * as Hook from "./Hook.js"
+import { invoke, type Verdict } from "./internal/invokeHook.js"
+import { equals, isJson, type Json, type JsonObject } from "./Json.js"
+import { HookContractError } from "./PipelineError.js"
+import * as ShortCircuit from "./ShortCircuit.js"
+
+/**
+ * The accepted short-circuit that ended BeforePlanning.
+ *
+ * @since 0.1.0
+ */
+export interface AcceptedShortCircuit {
+  readonly hookName: string
+  readonly kind: ShortCircuit.ShortCircuitKind
+  readonly reason: "authoritative" | "cache_match"
+  readonly shortCircuit: ShortCircuit.LegacyShortCircuit
+}
+
+/**
+ * The stage's outcome.
+ *
+ * @since 0.1.0
+ */
+export interface Outcome {
+  readonly enrichments: JsonObject
+  readonly shortCircuit?: AcceptedShortCircuit | undefined
+}
+
+/**
+ * The stage service.
+ *
+ * @since 0.1.0
+ */
+export class BeforePlanning extends Context.Tag("effect-agent-pipeline/BeforePlanning")<
+  BeforePlanning,
+  BeforePlanning.Service
+>() {}
+
+/** @since 0.1.0 */
+export declare namespace BeforePlanning {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly hookCount: number
+    readonly run: (
+      request: StageRequest,
+      gate: ShortCircuit.PipelineGate
+    ) => Effect.Effect<Outcome, HookContractError>
+  }
+}
+
+interface Changes {
+  readonly set: JsonObject
+  readonly remove: ReadonlyArray<string>
+  readonly legacy: unknown
+  readonly decision: unknown
+}
+
+const readChanges = (value: unknown): Changes | string => {
+  if (value === undefined || value === null) return { set: {}, remove: [], legacy: undefined, decision: undefined }
+  if (typeof value !== "object" || Array.isArray(value)) return "beforePlanning must return an object or nothing"
+  const { decision, enrichments, remove, shortCircuit } = value as {
+    readonly enrichments?: unknown
+    readonly remove?: unknown
+    readonly shortCircuit?: unknown
+    readonly decision?: unknown
+  }
+  if (enrichments !== undefined) {
+    if (typeof enrichments !== "object" || enrichments === null || Array.isArray(enrichments)) {
+      return "enrichments must be an object of JSON values"
+    }
+    for (const [key, v] of Object.entries(enrichments)) {
+      if (!isJson(v)) return `enrichment ${key} is not a JSON value`
+    }
+  }
+  if (remove !== undefined && (!Array.isArray(remove) || !remove.every((k) => typeof k === "string"))) {
+    return "remove must be an array of keys"
+  }
+  return {
+    set: (enrichments ?? {}) as JsonObject,
+    remove: (remove ?? []) as ReadonlyArray<string>,
+    legacy: shortCircuit,
+    decision
+  }
+}
+
+const enrichmentEffect = (
+  key: string,
+  operation: "added" | "updated" | "removed",
+  before: Json | undefined,
+  after: Json | undefined,
+  now: number
+): HookEffect => {
+  const data: Record<string, Json> = { key, operation }
+  if (before !== undefined) data.before = before
+  if (after !== undefined) data.after = after
+  return {
+    effectId: `planning_enrichment:${key}`,
+    schemaVersion: 1,
+    name: `Planning enrichment ${key}`,
+    status: "succeeded",
+    data,
+    startedAt: now,
+    duration: 0,
+    summary: `${operation} ${key}`
+  }
+}
+
+/** Applies changes and returns the enrichment effects (exact before/after). */
+const applyChanges = (
+  current: Record<string, Json>,
+  changes: Changes,
+  now: number
+): ReadonlyArray<HookEffect> => {
+  const effects: Array<HookEffect> = []
+  for (const [key, after] of Object.entries(changes.set)) {
+    const had = Object.prototype.hasOwnProperty.call(current, key)
+    const before = had ? current[key] : undefined
+    if (had && equals(before, after)) continue
+    current[key] = after
+    effects.push(enrichmentEffect(key, had ? "updated" : "added", before, after, now))
+  }
+  for (const key of changes.remove) {
+    if (!Object.prototype.hasOwnProperty.call(current, key)) continue
+    const before = current[key]
+    delete current[key]
+    effects.push(enrichmentEffect(key, "removed", before, undefined, now))
+  }
+  return effects
+}
+
+type Step =
+  | { readonly _tag: "Continue"; readonly rejectedReason?: string | undefined }
+  | {
+    readonly _tag: "ShortCircuit"
+    readonly accepted: AcceptedShortCircuit
+    readonly diagnostic?: string | undefined
+  }
+  | { readonly _tag: "Violation"; readonly error: HookContractError }
+
+/**
+ * Builds the stage from validated hooks (see `PipelineHooks.layer`).
+ *
+ * @since 0.1.0
+ */
+export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Service => {
+  const participants = hooks
+    .filter((h) => h.beforePlanning !== undefined)
+    .map((hook) => ({ hook, spanName: `pipeline.hook.before_planning.${hook.name}` }))
+  return {
+    hookCount: participants.length,
+    run: (request, gate) =>
+      Effect.gen(function*() {
+        const enrichments: Record<string, Json> = { ...request.context.enrichments }
+        for (let sequence = 0; sequence < participants.length; sequence++) {
+          const { hook, spanName } = participants[sequence]!
+          const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
+          const now = yield* Clock.currentTimeMillis
+          const result = yield* invoke<Step>({
+            stage: "before_planning",
+            hookName: hook.name,
+            spanName,
+            sequence,
+            recorder: request.recorder,
+            policy: "fail_open",
+            call: () => hook.beforePlanning!(snapshot, gate),
+            accept: (value): Verdict<Step> => {
+              const changes = readChanges(value)
+              if (typeof changes === "string") {
+                return {
+                  _tag: "Reject",
+                  error: `wrong result shape: ${changes}`,
+                  decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
+                }
+              }
+              const effects = applyChanges(enrichments, changes, now)
+              const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
+              if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects }
+              switch (evaluation._tag) {
+                case "Accepted":
+                  return {
+                    _tag: "Accept",
+                    value: {
+                      _tag: "ShortCircuit",
+                      accepted: {
+                        hookName: hook.name,
+                        kind: evaluation.kind,
+                        reason: evaluation.decision.reason === "cache_match" ? "cache_match" : "authoritative",
+                        shortCircuit: evaluation.shortCircuit
+                      },
+                      diagnostic: evaluation.diagnostic
+                    },
+                    decision: evaluation.decision,
+                    effects
+                  }
+                case "Rejected":
+                  return {
+                    _tag: "Accept",
+                    value: { _tag: "Continue", rejectedReason: evaluation.decision.reason },
+                    decision: evaluation.decision,
+                    effects
+                  }
+                case "ContractViolation":
+                  return {
+                    _tag: "Reject",
+                    error: `hook contract error (${evaluation.reason}): ${evaluation.detail}`,
+                    decision: evaluation.decision,
+                    effects,
+                    value: {
+                      _tag: "Violation",
+                      error: new HookContractError({
+                        hookName: hook.name,
+                        stage: "before_planning",
+                        reason: evaluation.reason,
+                        detail: evaluation.detail
+                      })
+                    }
+                  }
+              }
+            }
+          })
+          const step = result.value
+          if (step === undefined) continue
+          switch (step._tag) {
+            case "Continue":
+              if (step.rejectedReason !== undefined) {
+                yield* ShortCircuit.recordDecisionMetric("cache", step.rejectedReason, "rejected")
+              }
+              continue
+            case "Violation":
+              yield* ShortCircuit.recordDecisionMetric("invalid", step.error.reason, "invalid")
+              return yield* Effect.fail(step.error)
+            case "ShortCircuit":
+              yield* ShortCircuit.recordDecisionMetric(step.accepted.kind, step.accepted.reason, "accepted")
+              if (step.diagnostic !== undefined) {
+                const diagnostic = `${hook.name}: ${step.diagnostic}`
+                yield* Effect.logWarning(diagnostic)
+                yield* request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
+              }
+              return { enrichments, shortCircuit: step.accepted }
+          }
+        }
+        return { enrichments }
+      })
+  }
+}

@@ -1,0 +1,543 @@
+/**
+ * The request lifecycle (seed 000 §3, DESIGN §4): decode → auto-promote →
+ * BeforePlanning (may short-circuit) → for each phase: plan, AfterPlanning,
+ * HITL, execute → AfterExecution → synthesis (buffered or streamed) →
+ * AfterSynthesis. Every step appends evidence to the execution record, which
+ * is finalized on every exit — success, failure, interruption, suspension.
+ *
+ * @since 0.1.0
+ */
+import { LanguageModel } from "@effect/ai"
+import { Cause, Clock, Context, Effect, Either, Exit, Layer, Option, Schema, Stream } from "effect"
+import * as Planner from "../ai/Planner.js"
+import * as Synthesizer from "../ai/Synthesizer.js"
+import { ToolRegistry } from "../ai/ToolRegistry.js"
+import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode, StepResult } from "../record/ExecutionRecord.js"
+import * as RequestRecorder from "../record/RequestRecorder.js"
+import { CheckpointStore } from "../stores/CheckpointStore.js"
+import { ExecutionStore } from "../stores/ExecutionStore.js"
+import { AfterExecution } from "./AfterExecution.js"
+import { AfterPlanning } from "./AfterPlanning.js"
+import { AfterSynthesis } from "./AfterSynthesis.js"
+import { AgentResponse, Completed, type PipelineResult, type StreamEvent, Suspended, Token } from "./AgentResponse.js"
+import { type ApprovalDecision, ApprovalPolicy, Checkpoint } from "./Approval.js"
+import { type AcceptedShortCircuit, BeforePlanning } from "./BeforePlanning.js"
+import * as ConversationHistory from "./ConversationHistory.js"
+import type { ExecutionResults, StageRequest } from "./Hook.js"
+import { failureText } from "./internal/invokeHook.js"
+import type { JsonObject } from "./Json.js"
+import { type PipelineContext, PipelineRequest, RequestId } from "./PipelineContext.js"
+import { CheckpointError, InvalidRequest, type PipelineError, PlanningError } from "./PipelineError.js"
+import * as PlanExecutor from "./PlanExecutor.js"
+import * as PlanValidation from "./PlanValidation.js"
+import * as PromptBuilder from "./PromptBuilder.js"
+import type { RoutingPlan } from "./RoutingPlan.js"
+import * as ShortCircuit from "./ShortCircuit.js"
+import { chunkUtf8 } from "./Utf8Chunks.js"
+
+/**
+ * Pipeline options.
+ *
+ * @since 0.1.0
+ */
+export interface PipelineOptions {
+  /** Planning phases before synthesis is forced (default 3). */
+  readonly maxPhases?: number | undefined
+  /** Tool calls in flight at once (default 4). */
+  readonly concurrency?: number | undefined
+  /** Record execution evidence (default true). Off: effect reports are no-ops. */
+  readonly recording?: boolean | undefined
+  /** Byte size of the chunks a streamed short-circuit is delivered in (default 64). */
+  readonly shortCircuitChunkBytes?: number | undefined
+}
+
+/**
+ * The pipeline service.
+ *
+ * @since 0.1.0
+ */
+export class Pipeline extends Context.Tag("effect-agent-pipeline/Pipeline")<Pipeline, Pipeline.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace Pipeline {
+  /** @since 0.1.0 */
+  export interface Service {
+    /** Runs a request (a `PipelineRequest` or its JSON form) to completion or suspension. */
+    readonly process: (input: unknown) => Effect.Effect<PipelineResult, PipelineError>
+    /** Streams synthesis tokens, then the final (post-hook) response or the suspension. */
+    readonly stream: (input: unknown) => Stream.Stream<StreamEvent, PipelineError>
+    /** Resumes a suspended request. The approved plan runs without AfterPlanning. */
+    readonly resume: (checkpointId: string, decision: ApprovalDecision) => Effect.Effect<PipelineResult, PipelineError>
+    /** Workflow mode: executes a given plan and synthesizes; runs no pipeline hooks (C20). */
+    readonly executePlanWithSynthesis: (input: unknown, plan: unknown) => Effect.Effect<AgentResponse, PipelineError>
+  }
+}
+
+type PreSynthesis =
+  | { readonly _tag: "ShortCircuit"; readonly accepted: AcceptedShortCircuit; readonly enrichments: JsonObject }
+  | { readonly _tag: "Suspended"; readonly checkpoint: Checkpoint }
+  | { readonly _tag: "Synthesize"; readonly context: PipelineContext; readonly phases: ReadonlyArray<PhaseRecord> }
+
+interface RequestState extends StageRequest {
+  readonly startedAt: number
+}
+
+const decodeRequest = Schema.decodeUnknown(PipelineRequest)
+
+const confidenceOf = (phases: ReadonlyArray<PhaseRecord>): number => {
+  const steps = phases.flatMap((p) => p.steps)
+  return steps.length === 0 ? 0.5 : steps.filter((s) => s.status === "succeeded").length / steps.length
+}
+
+const lifecycleOf = (
+  exit: Exit.Exit<unknown, unknown>,
+  startedAt: number,
+  endedAt: number,
+  suspended: boolean
+): Lifecycle => {
+  if (Exit.isSuccess(exit)) return { status: suspended ? "suspended" : "succeeded", startedAt, endedAt }
+  if (Cause.isInterruptedOnly(exit.cause)) return { status: "interrupted", startedAt, endedAt }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
+    return { status: "failed", startedAt, endedAt, errorTag: tag, errorMessage: failureText(error) }
+  }
+  const defect = Cause.dieOption(exit.cause)
+  return {
+    status: "failed",
+    startedAt,
+    endedAt,
+    errorTag: "Defect",
+    errorMessage: `panic: ${Option.isSome(defect) ? failureText(defect.value) : Cause.pretty(exit.cause)}`
+  }
+}
+
+const newId = (): string => globalThis.crypto.randomUUID()
+
+/**
+ * Builds the pipeline from its services.
+ *
+ * @since 0.1.0
+ */
+export const make = (options?: PipelineOptions) =>
+  Effect.gen(function*() {
+    const maxPhases = Math.max(1, options?.maxPhases ?? 3)
+    const concurrency = options?.concurrency
+    const recording = options?.recording ?? true
+    const chunkBytes = options?.shortCircuitChunkBytes ?? 64
+    const beforePlanning = yield* BeforePlanning
+    const afterPlanning = yield* AfterPlanning
+    const afterExecution = yield* AfterExecution
+    const afterSynthesis = yield* AfterSynthesis
+    const model = yield* LanguageModel.LanguageModel
+    const tools = yield* ToolRegistry
+    const store = yield* ExecutionStore
+    const checkpoints = yield* CheckpointStore
+    const approval = yield* Effect.serviceOption(ApprovalPolicy)
+    const prompts = yield* PromptBuilder.current
+    const preparer = yield* ConversationHistory.currentPreparer
+    const gate = yield* Effect.serviceOption(ShortCircuit.Gate)
+
+    const validationFor = (priorStepIds: ReadonlySet<string>): PlanValidation.ValidationContext => ({
+      hasTool: tools.has,
+      priorStepIds
+    })
+
+    // ---- request state and record -------------------------------------------------
+
+    const begin = (input: unknown, mode: RecordMode) =>
+      Effect.gen(function*() {
+        const decoded = yield* decodeRequest(input).pipe(
+          Effect.mapError((e) => new InvalidRequest({ detail: e.message.slice(0, 1000) }))
+        )
+        const requestId = decoded.requestId ?? RequestId.make(newId())
+        const startedAt = yield* Clock.currentTimeMillis
+        const initial: ExecutionRecord = {
+          schemaVersion: 1,
+          requestId,
+          recordRevision: 0,
+          mode,
+          request: decoded.request,
+          metadata: decoded.metadata,
+          lifecycle: { status: "running", startedAt },
+          phases: [],
+          hookInvocations: [],
+          diagnostics: []
+        }
+        const context: PipelineContext = {
+          requestId,
+          request: decoded.request,
+          metadata: decoded.metadata,
+          enrichments: ConversationHistory.promote(decoded.metadata, preparer)
+        }
+        const recorder = recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial)
+        return { context, recorder, startedAt } satisfies RequestState
+      })
+
+    const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>, suspended: boolean) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended)))
+
+    const recordPhase = (state: RequestState, phase: PhaseRecord) =>
+      state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
+
+    // ---- phases ------------------------------------------------------------------
+
+    const executePhase = (
+      state: RequestState,
+      phase: number,
+      plan: RoutingPlan,
+      prior: ReadonlyArray<PhaseRecord>
+    ) =>
+      Effect.gen(function*() {
+        const priorResults = new Map<string, StepResult>()
+        for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
+        const steps = yield* PlanExecutor.execute(tools, plan, priorResults, { concurrency })
+        const record: PhaseRecord = { phase, plan, steps }
+        yield* recordPhase(state, record)
+        return record
+      })
+
+    /**
+     * Runs phases from `startPhase`. With `approved`, the first phase executes
+     * that plan as is (a HITL resume: no planning, no AfterPlanning, no HITL).
+     */
+    const runPhases = (
+      state: RequestState,
+      startPhase: number,
+      priorPhases: ReadonlyArray<PhaseRecord>,
+      approved: RoutingPlan | undefined
+    ) =>
+      Effect.gen(function*() {
+        const phases: Array<PhaseRecord> = [...priorPhases]
+        let resumed = approved
+        for (let phase = startPhase; phase <= maxPhases; phase++) {
+          const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
+          let plan: RoutingPlan
+          if (resumed !== undefined) {
+            plan = resumed
+            resumed = undefined
+          } else {
+            const input: PromptBuilder.PromptInput = {
+              request: state.context.request,
+              enrichments: { ...state.context.enrichments },
+              tools: tools.descriptors,
+              phase,
+              priorResults: phases.flatMap((p) => p.steps)
+            }
+            const prompt = phase === 1 && phases.length === 0
+              ? prompts.buildPlanningPrompt(input)
+              : prompts.buildContinuationPrompt(input)
+            const validation = validationFor(priorStepIds)
+            const candidate = yield* Planner.plan(model, prompt, phase, validation)
+            plan = yield* afterPlanning.run(state, candidate, {
+              phase,
+              priorStepIds: [...priorStepIds],
+              validation
+            })
+            if (Option.isSome(approval)) {
+              const verdict = yield* approval.value.evaluate(state.context, plan, phase)
+              if (verdict._tag === "Suspend") {
+                const checkpoint = new Checkpoint({
+                  checkpointId: newId(),
+                  requestId: state.context.requestId,
+                  request: state.context.request,
+                  metadata: state.context.metadata,
+                  enrichments: state.context.enrichments,
+                  phase,
+                  plan,
+                  priorPhases: phases,
+                  reason: verdict.reason,
+                  createdAt: yield* Clock.currentTimeMillis
+                })
+                yield* checkpoints.save(checkpoint).pipe(
+                  Effect.mapError((e) =>
+                    new PlanningError({ reason: "model_failed", phase, detail: `checkpoint not saved: ${e.message}` })
+                  )
+                )
+                yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
+                return { _tag: "Suspended", checkpoint } as const
+              }
+            }
+          }
+          const executed = yield* executePhase(state, phase, plan, phases).pipe(
+            Effect.withSpan("pipeline.execution", { attributes: { "pipeline.phase": phase } })
+          )
+          phases.push(executed)
+          if (plan.terminal) break
+          if (phase === maxPhases) {
+            const note = `phase limit ${maxPhases} reached before a terminal plan; synthesizing`
+            yield* Effect.logWarning(note)
+            yield* state.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, note] }))
+          }
+        }
+        return { _tag: "Done", phases } as const
+      })
+
+    const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
+      phases,
+      steps: phases.flatMap((p) => p.steps)
+    })
+
+    /** Everything before synthesis, shared by the buffered and streaming paths. */
+    const preSynthesis = (
+      state: RequestState,
+      resume?: { readonly checkpoint: Checkpoint }
+    ): Effect.Effect<PreSynthesis, PipelineError> =>
+      Effect.gen(function*() {
+        let context = state.context
+        let phasesResult
+        if (resume === undefined) {
+          const outcome = yield* beforePlanning.run(
+            state,
+            Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate
+          ).pipe(Effect.withSpan("pipeline.before_planning"))
+          if (outcome.shortCircuit !== undefined) {
+            return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
+          }
+          // Every phase's prompt and every later stage sees this request-start snapshot.
+          context = Object.freeze({ ...state.context, enrichments: Object.freeze({ ...outcome.enrichments }) })
+          phasesResult = yield* runPhases({ ...state, context }, 1, [], undefined)
+        } else {
+          phasesResult = yield* runPhases(state, resume.checkpoint.phase, resume.checkpoint.priorPhases, resume.checkpoint.plan)
+        }
+        if (phasesResult._tag === "Suspended") return phasesResult
+        const stateWithContext = { ...state, context }
+        yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
+        return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
+      })
+
+    const shortCircuitResponse = (state: RequestState, accepted: AcceptedShortCircuit, enrichments: JsonObject) =>
+      Effect.gen(function*() {
+        const record = {
+          hookName: accepted.hookName,
+          kind: accepted.kind,
+          reason: accepted.reason,
+          ...(accepted.shortCircuit.source === undefined ? {} : { source: accepted.shortCircuit.source })
+        }
+        yield* state.recorder.modify((r) => ({
+          ...r,
+          shortCircuit: record,
+          finalResponse: accepted.shortCircuit.response
+        }))
+        return new AgentResponse({
+          requestId: state.context.requestId,
+          response: accepted.shortCircuit.response,
+          confidence: 1.0,
+          metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
+          shortCircuit: record,
+          phases: []
+        })
+      })
+
+    const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
+      prompts.buildSynthesisPrompt({
+        request: context.request,
+        enrichments: { ...context.enrichments },
+        steps: phases.flatMap((p) => p.steps)
+      })
+
+    const complete = (
+      state: RequestState,
+      context: PipelineContext,
+      phases: ReadonlyArray<PhaseRecord>,
+      draft: string
+    ) =>
+      Effect.gen(function*() {
+        // The model's output is saved before AfterSynthesis runs: a panicking
+        // hook still leaves the raw draft in the failed record.
+        yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
+        const response = yield* afterSynthesis.run({ ...state, context }, draft)
+        yield* state.recorder.modify((r) => ({ ...r, finalResponse: response }))
+        return new AgentResponse({
+          requestId: state.context.requestId,
+          response,
+          confidence: confidenceOf(phases),
+          metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
+          rawDraft: draft,
+          phases
+        })
+      })
+
+    // ---- buffered ------------------------------------------------------------------
+
+    const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
+      Effect.gen(function*() {
+        const pre = yield* preSynthesis(state, resume)
+        switch (pre._tag) {
+          case "ShortCircuit":
+            return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) })
+          case "Suspended":
+            return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint })
+          case "Synthesize": {
+            const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(pre.context, pre.phases)).pipe(
+              Effect.withSpan("pipeline.synthesis")
+            )
+            return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) })
+          }
+        }
+      })
+
+    const owned = <A extends PipelineResult, E, R>(state: RequestState, body: Effect.Effect<A, E, R>, mode: string) =>
+      body.pipe(
+        Effect.onExit((exit) => finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")),
+        Effect.withSpan("pipeline.request", {
+          attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": mode }
+        })
+      )
+
+    const process = (input: unknown): Effect.Effect<PipelineResult, PipelineError> =>
+      Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline"))
+
+    // ---- streaming -----------------------------------------------------------------
+
+    const stream = (input: unknown): Stream.Stream<StreamEvent, PipelineError> =>
+      Stream.unwrap(
+        Effect.map(begin(input, "stream"), (state) => {
+          let suspended = false
+          const body: Stream.Stream<StreamEvent, PipelineError> = Stream.unwrap(
+            Effect.map(preSynthesis(state), (pre): Stream.Stream<StreamEvent, PipelineError> => {
+              switch (pre._tag) {
+                case "ShortCircuit":
+                  return Stream.concat(
+                    Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
+                      Stream.map((text) => new Token({ text }))
+                    ),
+                    Stream.fromEffect(
+                      Effect.map(
+                        shortCircuitResponse(state, pre.accepted, pre.enrichments),
+                        (response) => new Completed({ response })
+                      )
+                    )
+                  )
+                case "Suspended":
+                  suspended = true
+                  return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }))
+                case "Synthesize": {
+                  const parts: Array<string> = []
+                  const tokens = Synthesizer.stream(model, synthesisPrompt(pre.context, pre.phases)).pipe(
+                    Stream.map((text) => {
+                      parts.push(text)
+                      return new Token({ text })
+                    }),
+                    Stream.withSpan("pipeline.synthesis")
+                  )
+                  const final = Stream.fromEffect(
+                    Effect.suspend(() =>
+                      Effect.map(complete(state, pre.context, pre.phases, parts.join("")), (response) =>
+                        new Completed({ response }))
+                    )
+                  )
+                  return Stream.concat(tokens, final)
+                }
+              }
+            })
+          )
+          return body.pipe(
+            Stream.ensuringWith((exit) => finalize(state, exit, suspended)),
+            Stream.withSpan("pipeline.request", {
+              attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "stream" }
+            })
+          )
+        })
+      )
+
+    // ---- resume --------------------------------------------------------------------
+
+    const resume = (checkpointId: string, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
+      Effect.gen(function*() {
+        const found = yield* checkpoints.take(checkpointId).pipe(
+          Effect.mapError((e) => new CheckpointError({ reason: "not_found", checkpointId, detail: e.message }))
+        )
+        if (Option.isNone(found)) {
+          return yield* Effect.fail(
+            new CheckpointError({ reason: "not_found", checkpointId, detail: "no such checkpoint (or already resumed)" })
+          )
+        }
+        const checkpoint = found.value
+        const startedAt = yield* Clock.currentTimeMillis
+        const stored = recording ? yield* Effect.either(store.get(checkpoint.requestId)) : Either.right(Option.none())
+        const previous = Either.isRight(stored) ? stored.right : Option.none()
+        const initial: ExecutionRecord = Option.isSome(previous)
+          ? { ...previous.value, lifecycle: { status: "running", startedAt } }
+          : {
+            schemaVersion: 1,
+            requestId: checkpoint.requestId,
+            recordRevision: 0,
+            mode: "resume",
+            request: checkpoint.request,
+            metadata: checkpoint.metadata,
+            lifecycle: { status: "running", startedAt },
+            phases: checkpoint.priorPhases,
+            hookInvocations: [],
+            checkpointId,
+            diagnostics: []
+          }
+        const state: RequestState = {
+          context: Object.freeze({
+            requestId: RequestId.make(checkpoint.requestId),
+            request: checkpoint.request,
+            metadata: checkpoint.metadata,
+            enrichments: Object.freeze({ ...checkpoint.enrichments })
+          }),
+          recorder: recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial),
+          startedAt
+        }
+        const body = decision === "approve"
+          ? buffered(state, { checkpoint })
+          : Effect.fail(new CheckpointError({ reason: "rejected", checkpointId, detail: "the plan was rejected" }))
+        return yield* owned(state, body, "resume")
+      })
+
+    // ---- workflow mode ---------------------------------------------------------------
+
+    const executePlanWithSynthesis = (input: unknown, rawPlan: unknown): Effect.Effect<AgentResponse, PipelineError> =>
+      Effect.flatMap(begin(input, "workflow"), (state) =>
+        Effect.gen(function*() {
+          const validated = PlanValidation.validate(rawPlan, validationFor(new Set()))
+          if (Either.isLeft(validated)) {
+            return yield* Effect.fail(
+              new PlanningError({ reason: "invalid_plan", phase: 1, detail: validated.left.message, cause: validated.left })
+            )
+          }
+          const phase = yield* executePhase(state, 1, validated.right, [])
+          const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(state.context, [phase]))
+          yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
+          return new AgentResponse({
+            requestId: state.context.requestId,
+            response: draft,
+            confidence: confidenceOf([phase]),
+            metadata: { phase_count: 1, step_count: phase.steps.length },
+            rawDraft: draft,
+            phases: [phase]
+          })
+        }).pipe(
+          Effect.onExit((exit) => finalize(state, exit, false)),
+          Effect.withSpan("pipeline.request", {
+            attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "workflow" }
+          })
+        ))
+
+    return { process, stream, resume, executePlanWithSynthesis } satisfies Pipeline.Service
+  })
+
+/**
+ * The pipeline as a Layer.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Agent, Pipeline } from "effect-agent-pipeline"
+ *
+ * const program = Effect.gen(function*() {
+ *   const pipeline = yield* Pipeline.Pipeline
+ *   const result = yield* pipeline.process({ request: "What is the stock quote for ACME?" })
+ *   if (result._tag === "Completed") console.log(result.response.response)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = (options?: PipelineOptions) => Layer.effect(Pipeline, make(options))
+

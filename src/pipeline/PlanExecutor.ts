@@ -1,0 +1,131 @@
+/**
+ * Executes one phase's validated plan as a dependency DAG with bounded
+ * concurrency. Every step gets a result — succeeded (with its JSON output),
+ * failed (with the tool's error) or skipped (a dependency did not succeed) —
+ * and its duration. Tool failures never fail the request: synthesis reports
+ * them.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Deferred, Effect } from "effect"
+import type { ToolRegistry } from "../ai/ToolRegistry.js"
+import type { StepResult } from "../record/ExecutionRecord.js"
+import type { Json, JsonObject } from "./Json.js"
+import { referencePattern, type RoutingPlan, type RoutingStep } from "./RoutingPlan.js"
+
+/**
+ * Execution options.
+ *
+ * @since 0.1.0
+ */
+export interface ExecuteOptions {
+  /** Tool calls in flight at once (default 4). */
+  readonly concurrency?: number | undefined
+}
+
+const pick = (value: Json | undefined, path: string): Json | undefined => {
+  if (path === "") return value
+  let current: Json | undefined = value
+  for (const key of path.slice(1).split(".")) {
+    if (current === null || typeof current !== "object") return undefined
+    current = Array.isArray(current) ? current[Number(key)] : (current as JsonObject)[key]
+  }
+  return current
+}
+
+const wholeReference = /^\{\{steps\.([A-Za-z0-9_-]{1,128})\.output((?:\.[A-Za-z0-9_-]+)*)\}\}$/
+
+/**
+ * Replaces canonical references with the referenced outputs: a value that is
+ * exactly one reference becomes the referenced JSON value; a reference inside
+ * a longer string becomes its text (strings as-is, other values as JSON).
+ *
+ * @since 0.1.0
+ */
+export const resolveReferences = (parameters: JsonObject, outputs: ReadonlyMap<string, Json>): JsonObject => {
+  const resolve = (value: Json): Json => {
+    if (typeof value === "string") {
+      if (!value.includes("{{")) return value
+      const whole = wholeReference.exec(value)
+      if (whole) return pick(outputs.get(whole[1]!), whole[2] ?? "") ?? null
+      return value.replace(referencePattern(), (_m, id: string, path: string) => {
+        const v = pick(outputs.get(id), path ?? "")
+        return v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
+      })
+    }
+    if (Array.isArray(value)) return value.map(resolve)
+    if (value !== null && typeof value === "object") {
+      const out: Record<string, Json> = {}
+      for (const [k, v] of Object.entries(value)) out[k] = resolve(v)
+      return out
+    }
+    return value
+  }
+  const out: Record<string, Json> = {}
+  for (const [k, v] of Object.entries(parameters)) out[k] = resolve(v)
+  return out
+}
+
+/**
+ * Runs a plan. `prior` holds earlier phases' results (for `implicit_deps`).
+ *
+ * @since 0.1.0
+ */
+export const execute = (
+  tools: ToolRegistry.Service,
+  plan: RoutingPlan,
+  prior: ReadonlyMap<string, StepResult>,
+  options?: ExecuteOptions
+): Effect.Effect<ReadonlyArray<StepResult>> =>
+  Effect.gen(function*() {
+    if (plan.steps.length === 0) return []
+    const semaphore = yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
+    const done = new Map<string, Deferred.Deferred<StepResult>>()
+    for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>())
+
+    const runStep = (step: RoutingStep): Effect.Effect<StepResult> =>
+      Effect.gen(function*() {
+        const outputs = new Map<string, Json>()
+        const blocked: Array<string> = []
+        for (const dep of step.depends_on) {
+          const r = yield* Deferred.await(done.get(dep)!)
+          if (r.status === "succeeded") outputs.set(dep, r.output ?? null)
+          else blocked.push(dep)
+        }
+        for (const dep of step.implicit_deps) {
+          const r = prior.get(dep)
+          if (r?.status === "succeeded") outputs.set(dep, r.output ?? null)
+          else blocked.push(dep)
+        }
+        const startedAt = yield* Clock.currentTimeMillis
+        const base = { step_id: step.step_id, namespace: step.namespace, agent: step.agent, capability: step.capability }
+        if (blocked.length > 0) {
+          return {
+            ...base,
+            status: "skipped",
+            error: `dependency did not succeed: ${blocked.join(", ")}`,
+            startedAt,
+            duration: 0
+          } as const
+        }
+        const parameters = resolveReferences(step.parameters, outputs)
+        const t0 = yield* Clock.currentTimeNanos
+        const outcome = yield* semaphore.withPermits(1)(
+          Effect.either(tools.call(step.namespace, step.agent, step.capability, parameters))
+        )
+        const duration = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
+        return outcome._tag === "Right"
+          ? ({ ...base, status: "succeeded", output: outcome.right, startedAt, duration } as const)
+          : ({ ...base, status: "failed", error: outcome.left.message, startedAt, duration } as const)
+      }).pipe(
+        Effect.tap((result) => Deferred.succeed(done.get(step.step_id)!, result)),
+        Effect.withSpan("pipeline.step", {
+          attributes: {
+            "pipeline.step.id": step.step_id,
+            "pipeline.step.tool": `${step.namespace}/${step.agent}/${step.capability}`
+          }
+        })
+      )
+
+    return yield* Effect.forEach(plan.steps, runStep, { concurrency: "unbounded" })
+  })

@@ -1,0 +1,213 @@
+/**
+ * The plan-validation gauntlet (seed 000 §4.2, C8–C10): Schema decoding,
+ * unique step ids, dependency references, acyclicity, known tools, output
+ * references and the `implicit_deps` rules. It runs on every planner output
+ * and again after every AfterPlanning mutation.
+ *
+ * @since 0.1.0
+ */
+import { Either, Schema } from "effect"
+import { referencedStepIds, RoutingPlan, type RoutingStep } from "./RoutingPlan.js"
+
+/**
+ * Why a plan is invalid.
+ *
+ * @since 0.1.0
+ */
+export const PlanValidationReason = Schema.Literal(
+  "decode",
+  "duplicate_step_id",
+  "unknown_dependency",
+  "cycle",
+  "unknown_tool",
+  "unresolved_reference",
+  "reference_needs_depends_on",
+  "reference_needs_implicit_dep",
+  "implicit_dep_missing",
+  "implicit_dep_unreferenced",
+  "implicit_dep_same_phase"
+)
+/** @since 0.1.0 */
+export type PlanValidationReason = typeof PlanValidationReason.Type
+
+/**
+ * A plan failed validation. `detail` is bounded (diagnostics must not carry
+ * whole payloads).
+ *
+ * @since 0.1.0
+ */
+export class PlanValidationError extends Schema.TaggedError<PlanValidationError>(
+  "effect-agent-pipeline/PlanValidationError"
+)("PlanValidationError", {
+  reason: PlanValidationReason,
+  stepId: Schema.optional(Schema.String),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `invalid plan (${this.reason})${this.stepId === undefined ? "" : ` at step ${this.stepId}`}: ${this.detail}`
+  }
+}
+
+/**
+ * What validation needs to know beyond the plan.
+ *
+ * @since 0.1.0
+ */
+export interface ValidationContext {
+  /** Whether namespace / agent / capability names a registered tool. */
+  readonly hasTool: (namespace: string, agent: string, capability: string) => boolean
+  /** Step ids of earlier phases. */
+  readonly priorStepIds: ReadonlySet<string>
+}
+
+const MAX_DETAIL = 400
+
+const bounded = (text: string): string => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text)
+
+const fail = (reason: PlanValidationReason, detail: string, stepId?: string) =>
+  Either.left(
+    new PlanValidationError(
+      stepId === undefined ? { reason, detail: bounded(detail) } : { reason, detail: bounded(detail), stepId }
+    )
+  )
+
+const decodePlan = Schema.decodeUnknownEither(RoutingPlan, { onExcessProperty: "ignore" })
+
+const findCycle = (steps: ReadonlyArray<RoutingStep>): string | undefined => {
+  const deps = new Map(steps.map((s) => [s.step_id, s.depends_on]))
+  const state = new Map<string, 1 | 2>()
+  const visit = (id: string): string | undefined => {
+    const s = state.get(id)
+    if (s === 2) return undefined
+    if (s === 1) return id
+    state.set(id, 1)
+    for (const d of deps.get(id) ?? []) {
+      const found = visit(d)
+      if (found !== undefined) return found
+    }
+    state.set(id, 2)
+    return undefined
+  }
+  for (const step of steps) {
+    const found = visit(step.step_id)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * Checks an already decoded plan's graph and references.
+ *
+ * @since 0.1.0
+ */
+export const checkPlan = (
+  plan: RoutingPlan,
+  context: ValidationContext
+): Either.Either<RoutingPlan, PlanValidationError> => {
+  const ids = new Set<string>()
+  for (const step of plan.steps) {
+    if (ids.has(step.step_id) || context.priorStepIds.has(step.step_id)) {
+      return fail("duplicate_step_id", `step id ${step.step_id} is used twice`, step.step_id)
+    }
+    ids.add(step.step_id)
+  }
+  for (const step of plan.steps) {
+    for (const dep of step.depends_on) {
+      if (!ids.has(dep)) {
+        return fail(
+          "unknown_dependency",
+          context.priorStepIds.has(dep)
+            ? `depends_on ${dep} names an earlier phase's step; use implicit_deps`
+            : `depends_on ${dep} is not a step of this plan`,
+          step.step_id
+        )
+      }
+    }
+  }
+  const cycle = findCycle(plan.steps)
+  if (cycle !== undefined) return fail("cycle", `dependency cycle through ${cycle}`, cycle)
+  for (const step of plan.steps) {
+    if (!context.hasTool(step.namespace, step.agent, step.capability)) {
+      return fail(
+        "unknown_tool",
+        `no registered tool ${step.namespace}/${step.agent}/${step.capability}`,
+        step.step_id
+      )
+    }
+    const referenced = referencedStepIds(step.parameters)
+    const dependsOn = new Set(step.depends_on)
+    const implicit = new Set(step.implicit_deps)
+    for (const ref of referenced) {
+      if (ids.has(ref)) {
+        if (!dependsOn.has(ref)) {
+          return fail("reference_needs_depends_on", `references same-phase step ${ref} without depends_on`, step.step_id)
+        }
+      } else if (context.priorStepIds.has(ref)) {
+        if (!implicit.has(ref)) {
+          return fail("reference_needs_implicit_dep", `references earlier step ${ref} without implicit_deps`, step.step_id)
+        }
+      } else {
+        return fail("unresolved_reference", `references unknown step ${ref}`, step.step_id)
+      }
+    }
+    for (const dep of step.implicit_deps) {
+      if (ids.has(dep)) {
+        return fail("implicit_dep_same_phase", `implicit_deps ${dep} is a same-phase step; use depends_on`, step.step_id)
+      }
+      if (!context.priorStepIds.has(dep)) {
+        return fail("implicit_dep_missing", `implicit_deps ${dep} is not an earlier phase's step`, step.step_id)
+      }
+      if (!referenced.has(dep)) {
+        return fail("implicit_dep_unreferenced", `implicit_deps ${dep} is not referenced by parameters`, step.step_id)
+      }
+    }
+  }
+  return Either.right(plan)
+}
+
+/**
+ * Terminal-synthesis normalization: a plan without steps can only be
+ * terminal.
+ *
+ * @since 0.1.0
+ */
+export const normalizeTerminal = (plan: RoutingPlan): RoutingPlan =>
+  plan.steps.length === 0 && !plan.terminal ? { ...plan, terminal: true } : plan
+
+/**
+ * The whole gauntlet on an unknown value (a model output or a hook's return).
+ *
+ * @since 0.1.0
+ */
+export const validate = (
+  raw: unknown,
+  context: ValidationContext
+): Either.Either<RoutingPlan, PlanValidationError> => {
+  const decoded = decodePlan(raw)
+  if (Either.isLeft(decoded)) return fail("decode", decoded.left.message)
+  return checkPlan(normalizeTerminal(decoded.right), context)
+}
+
+/**
+ * The model-only normalizer: adds the `depends_on` / `implicit_deps` that a
+ * model's output references imply, and drops `implicit_deps` it does not
+ * use. Hooks never get this: they must supply exact dependencies.
+ *
+ * @since 0.1.0
+ */
+export const normalizeModelPlan = (plan: RoutingPlan, priorStepIds: ReadonlySet<string>): RoutingPlan => {
+  const ids = new Set(plan.steps.map((s) => s.step_id))
+  return {
+    ...plan,
+    steps: plan.steps.map((step) => {
+      const refs = referencedStepIds(step.parameters)
+      const dependsOn = new Set(step.depends_on)
+      const implicit: Array<string> = []
+      for (const ref of refs) {
+        if (ids.has(ref) && ref !== step.step_id) dependsOn.add(ref)
+        else if (priorStepIds.has(ref)) implicit.push(ref)
+      }
+      return { ...step, depends_on: [...dependsOn], implicit_deps: implicit }
+    })
+  }
+}

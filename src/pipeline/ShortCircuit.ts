@@ -1,0 +1,240 @@
+/**
+ * Short-circuit decisions (seed 000 §6, C4–C5): a BeforePlanning hook may end
+ * the request with a complete answer. Decisions are `authoritative` (policy
+ * denials, rate limits) or `cache`. A cache decision is accepted only when
+ * cache reads are enabled and every reserved variation dimension matches
+ * symmetrically; otherwise the request continues. A legacy short-circuit is
+ * authoritative.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Metric } from "effect"
+import type { JsonObject } from "./Json.js"
+import type { PipelineContext } from "./PipelineContext.js"
+import type { HookDecision } from "../record/ExecutionRecord.js"
+
+/**
+ * The legacy short-circuit payload: a complete answer.
+ *
+ * @since 0.1.0
+ */
+export interface LegacyShortCircuit {
+  readonly response: string
+  /** Where the answer came from, e.g. `"semantic_cache"`. Not a metric label. */
+  readonly source?: string | undefined
+  readonly metadata?: JsonObject | undefined
+}
+
+/**
+ * Provenance kind of a decision.
+ *
+ * @since 0.1.0
+ */
+export type ShortCircuitKind = "authoritative" | "cache"
+
+/**
+ * A provenance-aware decision. For `cache`, `cachedAgainst` must be the
+ * variation map stored with the cache entry, not the gate's current one.
+ *
+ * @since 0.1.0
+ */
+export interface ShortCircuitDecision {
+  readonly kind: ShortCircuitKind
+  readonly shortCircuit: LegacyShortCircuit
+  readonly cachedAgainst?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * What a BeforePlanning hook sees of the cache policy for this request.
+ *
+ * @since 0.1.0
+ */
+export interface PipelineGate {
+  readonly cacheReadEnabled: boolean
+  /** The current value of every reserved variation dimension. */
+  readonly cacheVary: Readonly<Record<string, string>>
+}
+
+/**
+ * Produces the gate for a request. The foundation's default enables cache
+ * reads with no reserved dimensions; features that own a dimension (a model
+ * version, a policy revision) provide their own Layer.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ShortCircuit } from "effect-agent-pipeline"
+ *
+ * const GateLive = Layer.succeed(ShortCircuit.Gate, {
+ *   forRequest: (ctx) => ({
+ *     cacheReadEnabled: ctx.metadata.no_cache !== true,
+ *     cacheVary: { model: "offline-1", locale: String(ctx.metadata.locale ?? "en") }
+ *   })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Gate extends Context.Tag("effect-agent-pipeline/ShortCircuitGate")<
+  Gate,
+  { readonly forRequest: (context: PipelineContext) => PipelineGate }
+>() {}
+
+/**
+ * The default gate.
+ *
+ * @since 0.1.0
+ */
+export const defaultGate: PipelineGate = { cacheReadEnabled: true, cacheVary: {} }
+
+/**
+ * The default gate as a Layer.
+ *
+ * @since 0.1.0
+ */
+export const layerDefaultGate: Layer.Layer<Gate> = Layer.succeed(Gate, { forRequest: () => defaultGate })
+
+/**
+ * Symmetric dimension match: both maps have exactly the same reserved keys
+ * with equal values; a key present on one side only is a mismatch.
+ *
+ * @since 0.1.0
+ */
+export const dimensionsMatch = (
+  current: Readonly<Record<string, string>>,
+  cachedAgainst: Readonly<Record<string, string>>
+): boolean => {
+  const a = Object.keys(current)
+  const b = Object.keys(cachedAgainst)
+  if (a.length !== b.length) return false
+  for (const key of a) {
+    if (!Object.prototype.hasOwnProperty.call(cachedAgainst, key) || cachedAgainst[key] !== current[key]) return false
+  }
+  return true
+}
+
+/**
+ * The evaluated outcome of a hook's short-circuit.
+ *
+ * @since 0.1.0
+ */
+export type Evaluation =
+  | {
+    readonly _tag: "Accepted"
+    readonly kind: ShortCircuitKind
+    readonly shortCircuit: LegacyShortCircuit
+    readonly decision: HookDecision
+    readonly diagnostic?: string | undefined
+  }
+  | { readonly _tag: "Rejected"; readonly kind: ShortCircuitKind; readonly decision: HookDecision }
+  | {
+    readonly _tag: "ContractViolation"
+    readonly reason: "unknown_kind" | "missing_payload" | "ambiguous_result"
+    readonly detail: string
+    readonly decision: HookDecision
+  }
+
+const contract = (
+  reason: "unknown_kind" | "missing_payload" | "ambiguous_result",
+  detail: string
+): Evaluation => ({
+  _tag: "ContractViolation",
+  reason,
+  detail,
+  decision: { policy: "fail_closed", action: "terminate", reason: "contract_error" }
+})
+
+const validPayload = (u: unknown): u is LegacyShortCircuit =>
+  typeof u === "object" && u !== null && typeof (u as { response?: unknown }).response === "string"
+
+const validDimensions = (u: unknown): u is Readonly<Record<string, string>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u) &&
+  Object.values(u).every((v) => typeof v === "string")
+
+/**
+ * Evaluates what a BeforePlanning hook returned against the gate. `legacy`
+ * and `decision` are the raw (unchecked) fields, so JavaScript callers that
+ * return the wrong shape get a contract violation, not a crash.
+ *
+ * @since 0.1.0
+ */
+export const evaluate = (legacy: unknown, decision: unknown, gate: PipelineGate): Evaluation | undefined => {
+  if (legacy !== undefined && legacy !== null && decision !== undefined && decision !== null) {
+    return contract("ambiguous_result", "returned both a legacy shortCircuit and a decision")
+  }
+  if (legacy !== undefined && legacy !== null) {
+    if (!validPayload(legacy)) return contract("missing_payload", "legacy shortCircuit has no string response")
+    return {
+      _tag: "Accepted",
+      kind: "authoritative",
+      shortCircuit: legacy,
+      decision: { policy: "fail_closed", action: "short_circuit", reason: "authoritative" },
+      diagnostic: Object.keys(gate.cacheVary).length > 0
+        ? `legacy short-circuit treated as authoritative while reserved cache dimensions exist (${
+          Object.keys(gate.cacheVary).sort().join(", ")
+        }); migrate cache hooks to decisions`
+        : undefined
+    }
+  }
+  if (decision === undefined || decision === null) return undefined
+  if (typeof decision !== "object") return contract("missing_payload", "decision is not an object")
+  const { cachedAgainst, kind, shortCircuit } = decision as {
+    readonly kind?: unknown
+    readonly shortCircuit?: unknown
+    readonly cachedAgainst?: unknown
+  }
+  if (kind !== "authoritative" && kind !== "cache") {
+    return contract("unknown_kind", `unknown decision kind ${JSON.stringify(kind) ?? "undefined"}`)
+  }
+  if (!validPayload(shortCircuit)) return contract("missing_payload", "decision has no shortCircuit with a string response")
+  if (kind === "authoritative") {
+    return {
+      _tag: "Accepted",
+      kind,
+      shortCircuit,
+      decision: { policy: "fail_closed", action: "short_circuit", reason: "authoritative" }
+    }
+  }
+  if (!gate.cacheReadEnabled) {
+    return { _tag: "Rejected", kind, decision: { policy: "fail_closed", action: "continue", reason: "cache_read_disabled" } }
+  }
+  const against = cachedAgainst === undefined ? {} : cachedAgainst
+  if (!validDimensions(against) || !dimensionsMatch(gate.cacheVary, against)) {
+    return {
+      _tag: "Rejected",
+      kind,
+      decision: { policy: "fail_closed", action: "continue", reason: "cache_dimension_mismatch" }
+    }
+  }
+  return {
+    _tag: "Accepted",
+    kind,
+    shortCircuit,
+    decision: { policy: "fail_closed", action: "short_circuit", reason: "cache_match" }
+  }
+}
+
+/**
+ * The bounded decision counter. Labels: `kind`, `reason`, `status` only —
+ * never hook names or sources (C17).
+ *
+ * @since 0.1.0
+ */
+export const decisionCounter = Metric.counter("orchestration.pipeline.short_circuit.decision", {
+  description: "Short-circuit decisions by provenance kind, reason and status",
+  incremental: true
+})
+
+/**
+ * Records one decision on the counter.
+ *
+ * @since 0.1.0
+ */
+export const recordDecisionMetric = (
+  kind: string,
+  reason: string,
+  status: "accepted" | "rejected" | "invalid"
+): Effect.Effect<void> =>
+  Metric.increment(
+    Metric.tagged(Metric.tagged(Metric.tagged(decisionCounter, "kind", kind), "reason", reason), "status", status)
+  )

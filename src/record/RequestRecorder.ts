@@ -1,0 +1,157 @@
+/**
+ * The request-local recorder: holds the newest full snapshot of one
+ * request's execution record, bumps `record_revision` on every change, and
+ * writes snapshots to the `ExecutionStore`.
+ *
+ * During the request, changes stay in memory; the snapshot is written when
+ * the request ends (success, failure, interruption, suspension) and again for
+ * every later change (late effect updates merge into the newest snapshot).
+ * Store failures are logged, never surfaced: evidence must not change the
+ * business outcome.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { ExecutionStore } from "../stores/ExecutionStore.js"
+import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "./ExecutionRecord.js"
+import { HookEffectReportError } from "./HookEffects.js"
+
+/**
+ * Where one invocation's effects go.
+ *
+ * @since 0.1.0
+ */
+export interface InvocationEffects {
+  readonly upsert: (effect: HookEffect) => Effect.Effect<void, HookEffectReportError>
+}
+
+/**
+ * A running invocation's effect buffer, then (after it returns) a pointer to
+ * its recorded slot.
+ *
+ * @since 0.1.0
+ */
+export interface InvocationHandle extends InvocationEffects {
+  /** Appends the invocation with the effects reported so far (plus `extra`). */
+  readonly complete: (invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>) => Effect.Effect<void>
+}
+
+/**
+ * The recorder.
+ *
+ * @since 0.1.0
+ */
+export interface RequestRecorder {
+  readonly enabled: boolean
+  /** The newest snapshot. */
+  readonly current: () => ExecutionRecord
+  /** Applies a change (revision + 1); written at once after the request ended. */
+  readonly modify: (f: (record: ExecutionRecord) => ExecutionRecord) => Effect.Effect<void>
+  readonly startInvocation: () => InvocationHandle
+  /** Sets the lifecycle and writes the snapshot; later changes are written as they happen. */
+  readonly finalize: (lifecycle: Lifecycle) => Effect.Effect<void>
+  /** Writes the newest snapshot now (used at suspension). */
+  readonly flush: Effect.Effect<void>
+}
+
+const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): ReadonlyArray<HookEffect> => {
+  const i = effects.findIndex((e) => e.effectId === effect.effectId)
+  if (i < 0) return [...effects, effect]
+  const next = effects.slice()
+  next[i] = effect
+  return next
+}
+
+/**
+ * A recorder that writes to `store`, starting from `initial`.
+ *
+ * @since 0.1.0
+ */
+export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): RequestRecorder => {
+  let record = initial
+  let finalized = false
+  const persist = Effect.suspend(() => store.save(record)).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("execution record not written", error.message).pipe(
+        Effect.annotateLogs({ requestId: initial.requestId })
+      )
+    ),
+    Effect.asVoid
+  )
+  // A synchronous read-modify-write: concurrent fibers cannot interleave
+  // inside it, so no change is ever lost and the revision only grows.
+  const apply = (f: (r: ExecutionRecord) => ExecutionRecord): void => {
+    const next = f(record)
+    record = { ...next, recordRevision: record.recordRevision + 1 }
+  }
+  const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      apply(f)
+      return finalized ? persist : Effect.void
+    })
+  return {
+    enabled: true,
+    current: () => record,
+    modify,
+    startInvocation: () => {
+      let buffer: ReadonlyArray<HookEffect> = []
+      let slot: number | undefined
+      return {
+        upsert: (effect) =>
+          Effect.suspend(() => {
+            if (slot === undefined) {
+              buffer = upsertEffect(buffer, effect)
+              return Effect.void
+            }
+            const index = slot
+            const known = record.hookInvocations[index]?.effects.some((e) => e.effectId === effect.effectId) ?? false
+            if (!known) {
+              return Effect.fail(
+                new HookEffectReportError({
+                  reason: "unannounced_after_return",
+                  effectId: effect.effectId,
+                  detail: "a new effect must be announced (pending) before the hook returns"
+                })
+              )
+            }
+            return modify((r) => ({
+              ...r,
+              hookInvocations: r.hookInvocations.map((inv, i) =>
+                i === index ? { ...inv, effects: upsertEffect(inv.effects, effect) } : inv
+              )
+            }))
+          }),
+        complete: (invocation, extra) =>
+          Effect.suspend(() => {
+            let effects = buffer
+            if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
+            slot = record.hookInvocations.length
+            return modify((r) => ({ ...r, hookInvocations: [...r.hookInvocations, { ...invocation, effects }] }))
+          })
+      }
+    },
+    finalize: (lifecycle) =>
+      Effect.suspend(() => {
+        apply((r) => ({ ...r, lifecycle }))
+        finalized = true
+        return persist
+      }),
+    flush: persist
+  }
+}
+
+const noopHandle: InvocationHandle = { upsert: () => Effect.void, complete: () => Effect.void }
+
+/**
+ * A recorder for recording off: keeps the initial snapshot, writes nothing.
+ *
+ * @since 0.1.0
+ */
+export const disabled = (initial: ExecutionRecord): RequestRecorder => ({
+  enabled: false,
+  current: () => initial,
+  modify: () => Effect.void,
+  startInvocation: () => noopHandle,
+  finalize: () => Effect.void,
+  flush: Effect.void
+})

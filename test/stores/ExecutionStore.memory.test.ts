@@ -1,0 +1,4 @@
+import { layerMemory } from "../../src/stores/ExecutionStore.js"
+import { executionStoreConformance } from "./ExecutionStoreConformance.js"
+
+executionStoreConformance("memory", layerMemory)

@@ -1,0 +1,313 @@
+/**
+ * The ExecutionStore conformance suite: every backend runs it.
+ *
+ * ```ts
+ * import { layerMemory } from "../../src/stores/ExecutionStore.js"
+ * import { executionStoreConformance } from "./ExecutionStoreConformance.js"
+ *
+ * executionStoreConformance("memory", layerMemory)
+ * ```
+ *
+ * Time is driven by `TestClock`; every test builds a fresh store from
+ * `makeLayer`, so backends must not share state between layer builds (a SQL
+ * backend should hand out a fresh schema / table prefix per build).
+ *
+ * Clauses: C15 — revision gating (a snapshot whose `record_revision` is not
+ * newer than the stored one is refused as `stale`); C16 — separate retention
+ * for normal and error records.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Array as Arr, Effect, FastCheck, Fiber, type Layer, Option, Ref, Schema, TestClock } from "effect"
+import { ExecutionRecord, type LifecycleStatus } from "../../src/record/ExecutionRecord.js"
+import { ExecutionStore, type RetentionSettings } from "../../src/stores/ExecutionStore.js"
+
+/**
+ * Builds a fresh store; `retention` overrides the backend's default retention.
+ */
+export type MakeExecutionStoreLayer = (options?: {
+  readonly retention?: RetentionSettings
+}) => Layer.Layer<ExecutionStore>
+
+interface RecordOptions {
+  /** Lifecycle status; omitted means a legacy record (no lifecycle). */
+  readonly status?: LifecycleStatus
+  /** Defaults to `rev-<revision>`, so a stored record tells which write it came from. */
+  readonly payload?: string
+}
+
+/** A record as a producer would persist it (decoded from its wire form). */
+const makeRecord = (requestId: string, revision: number, options: RecordOptions = {}): ExecutionRecord =>
+  Schema.decodeUnknownSync(ExecutionRecord)({
+    requestId,
+    request: `request ${requestId}`,
+    record_revision: revision,
+    ...(options.status === undefined ? {} : { lifecycle: { status: options.status, startedAt: 0 } }),
+    finalResponse: options.payload ?? `rev-${revision}`
+  })
+
+const revisionOf = (record: Option.Option<ExecutionRecord>): number | undefined =>
+  Option.getOrUndefined(Option.map(record, (r) => r.recordRevision))
+
+const payloadOf = (record: Option.Option<ExecutionRecord>): string | undefined =>
+  Option.getOrUndefined(Option.flatMapNullable(record, (r) => r.finalResponse))
+
+/** Whether a request id is currently visible. */
+const isLive = (requestId: string) =>
+  Effect.flatMap(ExecutionStore, (store) => Effect.map(store.get(requestId), Option.isSome))
+
+/** A permutation of revisions 1..n and, per save, how many times to yield before it. */
+const interleavings = FastCheck.integer({ min: 1, max: 24 }).chain((n) =>
+  FastCheck.tuple(
+    FastCheck.shuffledSubarray(Arr.range(1, n), { minLength: n, maxLength: n }),
+    FastCheck.array(FastCheck.nat(4), { minLength: n, maxLength: n })
+  )
+)
+
+/**
+ * Registers the conformance suite for one backend.
+ *
+ * @param name - the backend's name, shown in the describe block
+ * @param makeLayer - builds a fresh, empty store
+ */
+export const executionStoreConformance = (name: string, makeLayer: MakeExecutionStoreLayer): void => {
+  describe(`ExecutionStore conformance: ${name}`, () => {
+    it.effect("get of an unknown id is None", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(Option.isNone(yield* store.get("missing"))).toBe(true)
+        yield* store.save(makeRecord("present", 1))
+        expect(Option.isNone(yield* store.get("missing"))).toBe(true)
+        expect(Option.isNone(yield* store.get(""))).toBe(true)
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect("save then get returns the record", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        const record = makeRecord("r1", 1, { status: "succeeded" })
+        expect(yield* store.save(record)).toBe("written")
+        const stored = yield* store.get("r1")
+        expect(Option.getOrUndefined(stored)).toStrictEqual(record)
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect("C15: stale snapshot never overwrites a newer one", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.save(makeRecord("r", 2))).toBe("written")
+
+        // Older revision: refused.
+        expect(yield* store.save(makeRecord("r", 1))).toBe("stale")
+        expect(revisionOf(yield* store.get("r"))).toBe(2)
+        expect(payloadOf(yield* store.get("r"))).toBe("rev-2")
+
+        // Equal revision: refused as well, whatever it carries.
+        expect(yield* store.save(makeRecord("r", 2, { payload: "other writer" }))).toBe("stale")
+        expect(payloadOf(yield* store.get("r"))).toBe("rev-2")
+
+        // Revision 0 (a legacy default) never overwrites a revisioned record.
+        expect(yield* store.save(makeRecord("r", 0))).toBe("stale")
+
+        // Newer revision: written.
+        expect(yield* store.save(makeRecord("r", 3))).toBe("written")
+        expect(revisionOf(yield* store.get("r"))).toBe(3)
+        expect(payloadOf(yield* store.get("r"))).toBe("rev-3")
+        const listed = yield* store.list()
+        expect(listed.map((r) => [r.requestId, r.recordRevision])).toEqual([["r", 3]])
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect("C15: revisions are gated per request id", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.save(makeRecord("a", 5))).toBe("written")
+        expect(yield* store.save(makeRecord("b", 1))).toBe("written")
+        expect(revisionOf(yield* store.get("a"))).toBe(5)
+        expect(revisionOf(yield* store.get("b"))).toBe(1)
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect.prop(
+      "C15: property — random interleavings of concurrent snapshot writes never decrease record_revision and keep the newest",
+      [interleavings],
+      ([[revisions, yields]]) =>
+        Effect.gen(function*() {
+          const store = yield* ExecutionStore
+          const requestId = "concurrent"
+          const newest = revisions.length
+
+          // A reader polling throughout: its sequential reads must never see
+          // the revision go down.
+          const done = yield* Ref.make(false)
+          const observed: Array<number> = []
+          const reader = yield* Effect.fork(
+            Effect.gen(function*() {
+              while (!(yield* Ref.get(done))) {
+                const revision = revisionOf(yield* store.get(requestId))
+                if (revision !== undefined) observed.push(revision)
+                yield* Effect.yieldNow()
+              }
+            })
+          )
+
+          const results = yield* Effect.forEach(
+            revisions,
+            (revision, i) =>
+              Effect.gen(function*() {
+                for (let k = 0; k < (yields[i] ?? 0); k++) yield* Effect.yieldNow()
+                const result = yield* store.save(makeRecord(requestId, revision))
+                // Once a save returns, the stored revision is at least its own:
+                // either it was written, or something newer or equal was there.
+                const after = revisionOf(yield* store.get(requestId))
+                expect(after).toBeGreaterThanOrEqual(revision)
+                return [revision, result] as const
+              }),
+            { concurrency: "unbounded" }
+          )
+
+          yield* Ref.set(done, true)
+          yield* Fiber.join(reader)
+
+          for (let i = 1; i < observed.length; i++) {
+            expect(observed[i]).toBeGreaterThanOrEqual(observed[i - 1] ?? 0)
+          }
+          // The newest snapshot always wins and is stored with its own payload.
+          expect(results.find(([revision]) => revision === newest)?.[1]).toBe("written")
+          const stored = yield* store.get(requestId)
+          expect(revisionOf(stored)).toBe(newest)
+          expect(payloadOf(stored)).toBe(`rev-${newest}`)
+          // A write after the newest is stale.
+          expect(yield* store.save(makeRecord(requestId, newest))).toBe("stale")
+          // One record, whatever the interleaving.
+          expect((yield* store.list()).length).toBe(1)
+        }).pipe(Effect.provide(makeLayer())),
+      { fastCheck: { numRuns: 100 } }
+    )
+
+    it.effect("C16: normal and error records have separate retention", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.save(makeRecord("ok", 1, { status: "succeeded" }))).toBe("written")
+        expect(yield* store.save(makeRecord("bad", 1, { status: "failed" }))).toBe("written")
+
+        yield* TestClock.adjust("59 minutes")
+        expect(yield* isLive("ok")).toBe(true)
+        expect(yield* isLive("bad")).toBe(true)
+        expect(yield* store.purgeExpired).toBe(0)
+
+        // Past 1 hour: the succeeded record has expired, the failed one has not.
+        yield* TestClock.adjust("2 minutes")
+        expect(yield* isLive("ok")).toBe(false)
+        expect(yield* isLive("bad")).toBe(true)
+        expect((yield* store.list()).map((r) => r.requestId)).toEqual(["bad"])
+        expect(yield* store.purgeExpired).toBe(1)
+        expect(yield* store.purgeExpired).toBe(0)
+
+        // 2 hours: the failed record survives.
+        yield* TestClock.adjust("59 minutes")
+        expect(yield* isLive("bad")).toBe(true)
+        expect(yield* store.purgeExpired).toBe(0)
+
+        // Just under 1 day (23h58m): still there; just past 1 day: gone.
+        yield* TestClock.adjust("1318 minutes")
+        expect(yield* isLive("bad")).toBe(true)
+        yield* TestClock.adjust("2 minutes")
+        expect(yield* isLive("bad")).toBe(false)
+        expect(yield* store.list()).toEqual([])
+        expect(yield* store.purgeExpired).toBe(1)
+        expect(yield* store.purgeExpired).toBe(0)
+      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect(
+      "C16: interrupted records use error retention; running, suspended and legacy records use normal retention",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* ExecutionStore
+          yield* store.save(makeRecord("interrupted", 1, { status: "interrupted" }))
+          yield* store.save(makeRecord("running", 1, { status: "running" }))
+          yield* store.save(makeRecord("suspended", 1, { status: "suspended" }))
+          yield* store.save(makeRecord("legacy", 1))
+
+          yield* TestClock.adjust("61 minutes")
+          expect(yield* isLive("interrupted")).toBe(true)
+          expect(yield* isLive("running")).toBe(false)
+          expect(yield* isLive("suspended")).toBe(false)
+          expect(yield* isLive("legacy")).toBe(false)
+          expect(yield* store.purgeExpired).toBe(3)
+        }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } })))
+    )
+
+    it.effect("C16: retention follows the latest snapshot (a running record that later fails keeps error retention)", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.save(makeRecord("r", 1, { status: "running" }))
+        yield* TestClock.adjust("30 minutes")
+        expect(yield* store.save(makeRecord("r", 2, { status: "failed" }))).toBe("written")
+        yield* TestClock.adjust("2 hours")
+        expect(revisionOf(yield* store.get("r"))).toBe(2)
+        expect(yield* store.purgeExpired).toBe(0)
+      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect("C16: default retention keeps normal records 24 hours and error records 7 days", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.save(makeRecord("ok", 1, { status: "succeeded" }))
+        yield* store.save(makeRecord("bad", 1, { status: "failed" }))
+        yield* TestClock.adjust("23 hours")
+        expect(yield* isLive("ok")).toBe(true)
+        yield* TestClock.adjust("2 hours")
+        expect(yield* isLive("ok")).toBe(false)
+        expect(yield* isLive("bad")).toBe(true)
+        yield* TestClock.adjust("6 days")
+        expect(yield* isLive("bad")).toBe(false)
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect("C16: an expired snapshot does not gate a new one", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.save(makeRecord("r", 5, { status: "succeeded" }))
+        yield* TestClock.adjust("2 hours")
+        expect(yield* store.save(makeRecord("r", 1, { status: "succeeded" }))).toBe("written")
+        expect(revisionOf(yield* store.get("r"))).toBe(1)
+      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect("list is newest first and honours limit", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.list()).toEqual([])
+        for (const id of ["a", "b", "c", "d"]) {
+          yield* store.save(makeRecord(id, 1, { status: "succeeded" }))
+          yield* TestClock.adjust("1 second")
+        }
+        const ids = (records: ReadonlyArray<ExecutionRecord>) => records.map((r) => r.requestId)
+        expect(ids(yield* store.list())).toEqual(["d", "c", "b", "a"])
+        expect(ids(yield* store.list({}))).toEqual(["d", "c", "b", "a"])
+        expect(ids(yield* store.list({ limit: 2 }))).toEqual(["d", "c"])
+        expect(ids(yield* store.list({ limit: 1 }))).toEqual(["d"])
+        expect(ids(yield* store.list({ limit: 10 }))).toEqual(["d", "c", "b", "a"])
+        expect(yield* store.list({ limit: 0 })).toEqual([])
+
+        // An update is listed once, with its latest revision.
+        expect(yield* store.save(makeRecord("b", 2, { status: "succeeded" }))).toBe("written")
+        const listed = yield* store.list()
+        expect(listed.length).toBe(4)
+        expect(listed.find((r) => r.requestId === "b")?.recordRevision).toBe(2)
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect("list leaves out expired records", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.save(makeRecord("old", 1, { status: "succeeded" }))
+        yield* TestClock.adjust("90 minutes")
+        yield* store.save(makeRecord("new", 1, { status: "succeeded" }))
+        expect((yield* store.list()).map((r) => r.requestId)).toEqual(["new"])
+        expect((yield* store.list({ limit: 5 })).map((r) => r.requestId)).toEqual(["new"])
+      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect("each layer build is a fresh, empty store", () =>
+      Effect.gen(function*() {
+        yield* Effect.provide(
+          Effect.flatMap(ExecutionStore, (store) => store.save(makeRecord("r", 1))),
+          makeLayer()
+        )
+        const store = yield* ExecutionStore
+        expect(Option.isNone(yield* store.get("r"))).toBe(true)
+      }).pipe(Effect.provide(makeLayer())))
+  })
+}
