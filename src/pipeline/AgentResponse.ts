@@ -19,7 +19,7 @@ import { JsonObject } from "./Json.js"
 export class AgentResponse extends Schema.Class<AgentResponse>("effect-agent-pipeline/AgentResponse")({
   requestId: Schema.String,
   response: Schema.String,
-  confidence: Schema.Number,
+  confidence: Schema.Finite,
   metadata: JsonObject,
   shortCircuit: Schema.optional(ShortCircuitRecord),
   rawDraft: Schema.optional(Schema.String),

@@ -91,7 +91,7 @@ export class Checkpoint extends Schema.Class<Checkpoint>("effect-agent-pipeline/
   /** Phases completed before the suspension. */
   priorPhases: Schema.Array(PhaseRecord),
   reason: Schema.String,
-  createdAt: Schema.Number
+  createdAt: Schema.Finite
 }) {}
 
 /**

@@ -40,7 +40,16 @@ export const Json: Schema.Schema<Json> = Schema.declare(
  *
  * @since 0.1.0
  */
-export const JsonObject: Schema.Schema<JsonObject> = Schema.Record({ key: Schema.String, value: Json })
+export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(
+  (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u) && isJson(u),
+  {
+    identifier: "JsonObject",
+    description: "a JSON object",
+    // Decoding is the identity (no rebuilt object), so an own "__proto__" key
+    // stays a plain key instead of becoming the prototype.
+    jsonSchema: { type: "object" }
+  }
+)
 
 /**
  * Whether a value is plain JSON data (no functions, symbols, undefined,

@@ -17,7 +17,7 @@ const id = (name: string) => `effect-agent-pipeline/${name}`
 export class InvalidOrchestratorConfig extends Schema.TaggedError<InvalidOrchestratorConfig>(
   id("InvalidOrchestratorConfig")
 )("InvalidOrchestratorConfig", {
-  index: Schema.Number,
+  index: Schema.Int,
   detail: Schema.String
 }) {
   override get message(): string {
@@ -44,7 +44,7 @@ export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<Invalid
 )("InvalidRequiredAfterPlanningHook", {
   reason: RequiredHookReason,
   hookName: Schema.String,
-  index: Schema.Number
+  index: Schema.Int
 }) {
   override get message(): string {
     switch (this.reason) {
@@ -88,7 +88,7 @@ export class RequiredAfterPlanningError extends Schema.TaggedError<RequiredAfter
   id("RequiredAfterPlanningError")
 )("RequiredAfterPlanningError", {
   hookName: Schema.String,
-  phase: Schema.Number,
+  phase: Schema.Int,
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
@@ -125,7 +125,7 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
  */
 export class PlanningError extends Schema.TaggedError<PlanningError>(id("PlanningError"))("PlanningError", {
   reason: Schema.Literal("model_failed", "invalid_plan"),
-  phase: Schema.Number,
+  phase: Schema.Int,
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {

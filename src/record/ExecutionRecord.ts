@@ -102,8 +102,8 @@ export const HookEffect = Schema.Struct({
   name: Schema.String,
   status: HookEffectStatus,
   data: Schema.optional(Json),
-  startedAt: Schema.Number,
-  duration: Schema.optional(Schema.Number),
+  startedAt: Schema.Finite,
+  duration: Schema.optional(Schema.Finite),
   summary: Schema.optional(Schema.String),
   error: Schema.optional(Schema.String)
 }).annotations({ identifier: "HookEffect" })
@@ -121,8 +121,8 @@ export const HookInvocation = Schema.Struct({
   outcome: Schema.Literal("succeeded", "failed"),
   sequence: Schema.Int,
   phase: Schema.optional(Schema.Int),
-  startedAt: Schema.Number,
-  duration: Schema.Number,
+  startedAt: Schema.Finite,
+  duration: Schema.Finite,
   error: Schema.optional(Schema.String),
   decision: Schema.optional(HookDecision),
   effects: Schema.optionalWith(Schema.Array(HookEffect), { default: () => [] })
@@ -143,8 +143,8 @@ export const StepResult = Schema.Struct({
   status: Schema.Literal("succeeded", "failed", "skipped"),
   output: Schema.optional(Json),
   error: Schema.optional(Schema.String),
-  startedAt: Schema.Number,
-  duration: Schema.Number
+  startedAt: Schema.Finite,
+  duration: Schema.Finite
 }).annotations({ identifier: "StepResult" })
 /** @since 0.1.0 */
 export type StepResult = typeof StepResult.Type
@@ -178,8 +178,8 @@ export type LifecycleStatus = typeof LifecycleStatus.Type
  */
 export const Lifecycle = Schema.Struct({
   status: LifecycleStatus,
-  startedAt: Schema.Number,
-  endedAt: Schema.optional(Schema.Number),
+  startedAt: Schema.Finite,
+  endedAt: Schema.optional(Schema.Finite),
   errorTag: Schema.optional(Schema.String),
   errorMessage: Schema.optional(Schema.String)
 }).annotations({ identifier: "Lifecycle" })
@@ -215,7 +215,8 @@ export type ShortCircuitRecord = typeof ShortCircuitRecord.Type
  * @since 0.1.0
  */
 export const ExecutionRecord = Schema.Struct({
-  schemaVersion: Schema.optionalWith(Schema.Int, { default: () => CURRENT_SCHEMA_VERSION }),
+  // A record written before versioning decodes as version 0 (legacy).
+  schemaVersion: Schema.optionalWith(Schema.Int, { default: () => 0 }),
   requestId: Schema.String,
   recordRevision: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 }).pipe(
     Schema.fromKey("record_revision")

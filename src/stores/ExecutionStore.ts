@@ -71,7 +71,7 @@ export declare namespace ExecutionStore {
     readonly save: (record: ExecutionRecord) => Effect.Effect<SaveResult, ExecutionStoreError>
     /** The record, unless absent or past its retention. */
     readonly get: (requestId: string) => Effect.Effect<Option.Option<ExecutionRecord>, ExecutionStoreError>
-    /** Newest first. */
+    /** Most recently written first; `limit` below 0 counts as 0. */
     readonly list: (options?: { readonly limit?: number }) => Effect.Effect<
       ReadonlyArray<ExecutionRecord>,
       ExecutionStoreError
@@ -119,7 +119,7 @@ export const makeMemory = (options?: {
           entries.set(record.requestId, {
             record,
             expiresAt: expiresAt(record, now, retention),
-            order: current?.order ?? order++
+            order: order++
           })
           return "written"
         }),
@@ -131,7 +131,7 @@ export const makeMemory = (options?: {
       list: (listOptions) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const out = [...entries.values()].filter((e) => live(e, now)).sort((a, b) => b.order - a.order)
-          return out.slice(0, listOptions?.limit ?? out.length).map((e) => e.record)
+          return out.slice(0, Math.max(0, listOptions?.limit ?? out.length)).map((e) => e.record)
         }),
       purgeExpired: Effect.map(Clock.currentTimeMillis, (now) => {
         let removed = 0
