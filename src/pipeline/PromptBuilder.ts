@@ -175,7 +175,7 @@ const renderResults = (steps: ReadonlyArray<StepResult>): string =>
 const PLANNING_INSTRUCTIONS = `<instructions>
 Plan the tool calls that answer the user request. Reply with one JSON object:
 {"steps":[{"step_id":"s1","namespace":"…","agent":"…","capability":"…","parameters":{…},"depends_on":[],"implicit_deps":[]}],"terminal":true}
-Use only tools listed in <tools>. A parameter may reference another step's output as "{{steps.<step_id>.output}}";
+Use only tools from the tools section. A parameter may reference another step's output as "{{steps.<step_id>.output}}";
 a same-phase reference needs depends_on, a reference to an earlier phase's step needs implicit_deps.
 Set "terminal": false only when you need to see these results before planning more steps.
 </instructions>`

@@ -8,12 +8,14 @@ import { Context, Effect, Layer, Option } from "effect"
 import {
   Approval,
   CheckpointStore,
+  ConversationHistory,
   ExecutionRecord,
   ExecutionStore,
   type Hook,
   OfflineModel,
   Pipeline,
   PipelineHooks,
+  PromptBuilder,
   ScriptedModel,
   ShortCircuit,
   ToolRegistry
@@ -60,7 +62,8 @@ export interface HarnessOptions {
   readonly gate?: ShortCircuit.PipelineGate
   readonly retention?: ExecutionStore.RetentionSettings
   readonly tools?: ReadonlyArray<ToolRegistry.ToolEntry<never>>
-  readonly extra?: Layer.Layer<never>
+  readonly preparer?: ConversationHistory.ConversationHistoryPreparer["Type"]
+  readonly promptBuilder?: PromptBuilder.PromptBuilder.Service
 }
 
 export interface Harness {
@@ -86,6 +89,10 @@ export const makeHarness = (options: HarnessOptions = {}) =>
       Context.add(CheckpointStore.CheckpointStore, checkpoints)
     )
     if (options.approval) services = Context.add(services, Approval.ApprovalPolicy, options.approval)
+    if (options.preparer) {
+      services = Context.add(services, ConversationHistory.ConversationHistoryPreparer, options.preparer)
+    }
+    if (options.promptBuilder) services = Context.add(services, PromptBuilder.PromptBuilder, options.promptBuilder)
     if (options.gate) {
       const gate = options.gate
       services = Context.add(services, ShortCircuit.Gate, { forRequest: () => gate })
@@ -95,7 +102,8 @@ export const makeHarness = (options: HarnessOptions = {}) =>
       Layer.provide(ToolRegistry.layer(options.tools ?? allTools)),
       Layer.provide(Layer.succeedContext(services))
     )
-    const context = yield* Layer.build(layer)
+    // These layers hold no resources, so the built context outlives the scope.
+    const context = yield* Effect.scoped(Layer.build(layer))
     const pipeline = Context.get(context, Pipeline.Pipeline)
     return {
       pipeline,
