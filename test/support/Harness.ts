@@ -62,6 +62,8 @@ export interface HarnessOptions {
   readonly gate?: ShortCircuit.PipelineGate
   readonly retention?: ExecutionStore.RetentionSettings
   readonly tools?: ReadonlyArray<ToolRegistry.ToolEntry<never>>
+  /** Replaces the in-memory store (e.g. a wrapper that observes writes). */
+  readonly store?: ExecutionStore.ExecutionStore.Service
   readonly preparer?: ConversationHistory.ConversationHistoryPreparer["Type"]
   readonly promptBuilder?: PromptBuilder.PromptBuilder.Service
 }
@@ -81,7 +83,8 @@ export const makeHarness = (options: HarnessOptions = {}) =>
   Effect.gen(function*() {
     const scripted = yield* ScriptedModel.make(options.script ?? { plans: [], synthesis: "draft answer" })
     const model = options.offline ? yield* OfflineModel.make : scripted.service
-    const store = yield* ExecutionStore.makeMemory(options.retention ? { retention: options.retention } : undefined)
+    const store = options.store ??
+      (yield* ExecutionStore.makeMemory(options.retention ? { retention: options.retention } : undefined))
     const checkpoints = yield* CheckpointStore.makeMemory
     let services = Context.empty().pipe(
       Context.add(LanguageModel.LanguageModel, model),
