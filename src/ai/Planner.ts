@@ -17,7 +17,7 @@ import { RoutingPlan } from "../pipeline/RoutingPlan.js"
  *
  * @since 0.1.0
  */
-export const plan = Effect.fn("Planner.plan")(function*(
+export const plan = Effect.fn("Planner.plan", { captureStackTrace: false })(function*(
   model: LanguageModel.Service,
   prompt: string,
   phase: number,

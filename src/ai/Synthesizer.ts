@@ -17,7 +17,7 @@ const toError = (error: { readonly message: string }) =>
  *
  * @since 0.1.0
  */
-export const synthesize = Effect.fn("Synthesizer.synthesize")(function*(model: LanguageModel.Service, prompt: string) {
+export const synthesize = Effect.fn("Synthesizer.synthesize", { captureStackTrace: false })(function*(model: LanguageModel.Service, prompt: string) {
   const response = yield* Effect.mapError(model.generateText({ prompt }), toError)
   return response.text
 })

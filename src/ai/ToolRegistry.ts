@@ -100,7 +100,7 @@ export const entry = <T extends Tool.Any, R = never>(options: {
         Effect.mapError((e) => new ToolCallFailure({ reason: "invalid_parameters", detail: e.message })),
         Effect.flatMap((decoded) =>
           Effect.catchAllDefect(
-            Effect.mapError(handler(decoded), (e) => new ToolCallFailure({ reason: "tool_failed", detail: describe(e) })),
+            Effect.mapError(Effect.suspend(() => handler(decoded)), (e) => new ToolCallFailure({ reason: "tool_failed", detail: describe(e) })),
             (defect) =>
               Effect.fail(new ToolCallFailure({ reason: "tool_defect", detail: describe(Cause.squash(Cause.die(defect))) }))
           )

@@ -14,6 +14,7 @@ import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { invoke, type Verdict } from "./internal/invokeHook.js"
+import * as Json from "./Json.js"
 import { RequiredAfterPlanningError } from "./PipelineError.js"
 import * as PlanValidation from "./PlanValidation.js"
 import type { RoutingPlan } from "./RoutingPlan.js"
@@ -42,7 +43,16 @@ export declare namespace AfterPlanning {
 }
 
 /** A private deep copy: a hook mutating its argument cannot corrupt the last valid plan. */
-const copyPlan = (plan: RoutingPlan): RoutingPlan => structuredClone(plan)
+const copyPlan = (plan: RoutingPlan): RoutingPlan => ({
+  ...plan,
+  steps: plan.steps.map((step) => ({
+    ...step,
+    parameters: Json.clone(step.parameters),
+    depends_on: [...step.depends_on],
+    implicit_deps: [...step.implicit_deps],
+    metadata: Json.clone(step.metadata)
+  }))
+})
 
 /**
  * Builds the stage from validated hooks (see `PipelineHooks.layer`).

@@ -31,7 +31,16 @@ export const Json: Schema.Schema<Json> = Schema.declare(
     identifier: "Json",
     description: "a JSON value (null, boolean, finite number, string, array or object)",
     // Any JSON value: lets providers derive a JSON Schema for structured output.
-    jsonSchema: {}
+    jsonSchema: {
+      anyOf: [
+        { type: "null" },
+        { type: "boolean" },
+        { type: "number" },
+        { type: "string" },
+        { type: "array" },
+        { type: "object" }
+      ]
+    }
   }
 )
 
@@ -124,4 +133,20 @@ export const equals = (a: Json | undefined, b: Json | undefined): boolean => {
     if (!Object.prototype.hasOwnProperty.call(bo, k) || !equals(ao[k], bo[k])) return false
   }
   return true
+}
+
+/**
+ * A deep copy of a JSON value (faster than `structuredClone` for the small
+ * values plans carry).
+ *
+ * @since 0.1.0
+ */
+export const clone = <A extends Json>(value: A): A => cloneAny(value) as A
+
+const cloneAny = (value: Json): Json => {
+  if (value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) return value.map(cloneAny)
+  const out: Record<string, Json> = {}
+  for (const key of Object.keys(value)) out[key] = cloneAny((value as JsonObject)[key]!)
+  return out
 }

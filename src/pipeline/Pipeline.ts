@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Cause, Clock, Context, Effect, Either, Exit, Layer, Option, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Either, Exit, FiberId, Layer, Option, Schema, Stream } from "effect"
 import * as Planner from "../ai/Planner.js"
 import * as Synthesizer from "../ai/Synthesizer.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
@@ -262,7 +262,7 @@ export const make = (options?: PipelineOptions) =>
             }
           }
           const executed = yield* executePhase(state, phase, plan, phases).pipe(
-            Effect.withSpan("pipeline.execution", { attributes: { "pipeline.phase": phase } })
+            Effect.withSpan("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
           )
           phases.push(executed)
           if (plan.terminal) break
@@ -292,7 +292,7 @@ export const make = (options?: PipelineOptions) =>
           const outcome = yield* beforePlanning.run(
             state,
             Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate
-          ).pipe(Effect.withSpan("pipeline.before_planning"))
+          ).pipe(Effect.withSpan("pipeline.before_planning", { captureStackTrace: false }))
           if (outcome.shortCircuit !== undefined) {
             return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
           }
@@ -372,7 +372,7 @@ export const make = (options?: PipelineOptions) =>
             return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint })
           case "Synthesize": {
             const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(pre.context, pre.phases)).pipe(
-              Effect.withSpan("pipeline.synthesis")
+              Effect.withSpan("pipeline.synthesis", { captureStackTrace: false })
             )
             return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) })
           }
@@ -383,6 +383,7 @@ export const make = (options?: PipelineOptions) =>
       body.pipe(
         Effect.onExit((exit) => finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")),
         Effect.withSpan("pipeline.request", {
+          captureStackTrace: false,
           attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": mode }
         })
       )
@@ -396,6 +397,9 @@ export const make = (options?: PipelineOptions) =>
       Stream.unwrap(
         Effect.map(begin(input, "stream"), (state) => {
           let suspended = false
+          // Set when the final event is produced: a consumer that stops pulling
+          // earlier ends the stream "successfully", but the request did not finish.
+          let delivered = false
           const body: Stream.Stream<StreamEvent, PipelineError> = Stream.unwrap(
             Effect.map(preSynthesis(state), (pre): Stream.Stream<StreamEvent, PipelineError> => {
               switch (pre._tag) {
@@ -407,12 +411,16 @@ export const make = (options?: PipelineOptions) =>
                     Stream.fromEffect(
                       Effect.map(
                         shortCircuitResponse(state, pre.accepted, pre.enrichments),
-                        (response) => new Completed({ response })
+                        (response) => {
+                          delivered = true
+                          return new Completed({ response })
+                        }
                       )
                     )
                   )
                 case "Suspended":
                   suspended = true
+                  delivered = true
                   return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }))
                 case "Synthesize": {
                   const parts: Array<string> = []
@@ -421,12 +429,14 @@ export const make = (options?: PipelineOptions) =>
                       parts.push(text)
                       return new Token({ text })
                     }),
-                    Stream.withSpan("pipeline.synthesis")
+                    Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
                   )
                   const final = Stream.fromEffect(
                     Effect.suspend(() =>
-                      Effect.map(complete(state, pre.context, pre.phases, parts.join("")), (response) =>
-                        new Completed({ response }))
+                      Effect.map(complete(state, pre.context, pre.phases, parts.join("")), (response) => {
+                        delivered = true
+                        return new Completed({ response })
+                      })
                     )
                   )
                   return Stream.concat(tokens, final)
@@ -435,8 +445,11 @@ export const make = (options?: PipelineOptions) =>
             })
           )
           return body.pipe(
-            Stream.ensuringWith((exit) => finalize(state, exit, suspended)),
+            Stream.ensuringWith((exit) =>
+              finalize(state, Exit.isSuccess(exit) && !delivered ? Exit.interrupt(FiberId.none) : exit, suspended)
+            ),
             Stream.withSpan("pipeline.request", {
+          captureStackTrace: false,
               attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "stream" }
             })
           )
@@ -515,6 +528,7 @@ export const make = (options?: PipelineOptions) =>
         }).pipe(
           Effect.onExit((exit) => finalize(state, exit, false)),
           Effect.withSpan("pipeline.request", {
+          captureStackTrace: false,
             attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "workflow" }
           })
         ))

@@ -23,6 +23,8 @@ import type { HookConfigError } from "./PipelineError.js"
 export type Stages = BeforePlanning | AfterPlanning | AfterExecution | AfterSynthesis
 
 const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hook<never> => {
+  // Nothing to provide (the common case): skip a context merge per invocation.
+  if (context.unsafeMap.size === 0) return hook as unknown as Hook.Hook<never>
   // A JavaScript handler may return a non-Effect; pass it through untouched so
   // the runner reports the wrong shape instead of crashing here.
   const wrap = <Args extends ReadonlyArray<unknown>, A>(

@@ -120,6 +120,7 @@ export const execute = (
       }).pipe(
         Effect.tap((result) => Deferred.succeed(done.get(step.step_id)!, result)),
         Effect.withSpan("pipeline.step", {
+          captureStackTrace: false,
           attributes: {
             "pipeline.step.id": step.step_id,
             "pipeline.step.tool": `${step.namespace}/${step.agent}/${step.capability}`

@@ -10,7 +10,7 @@
  * `propagate_panic`, then re-raised unchanged. Interruption is recorded and
  * propagates.
  */
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Effect, Option } from "effect"
 import type { DecisionPolicy, HookDecision, HookEffect, HookStage } from "../../record/ExecutionRecord.js"
 import { currentInvocation } from "../../record/HookEffects.js"
 import type { RequestRecorder } from "../../record/RequestRecorder.js"
@@ -82,98 +82,103 @@ const failureDecision = (policy: DecisionPolicy): HookDecision =>
     ? { policy, action: "continue", reason: "hook_error" }
     : { policy, action: "terminate", reason: "hook_error" }
 
+const rejected = (error: string) => ({ _tag: "Rejected", error }) as const
+
+// Hot path: one span, one FiberRef scope and synchronous clock reads per
+// invocation; everything else is plain code.
 export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResult<A>> => {
   const handle = spec.recorder.startInvocation()
   const reporter = spec.recorder.enabled ? handle : "disabled"
-  return Effect.gen(function*() {
-    const startedAt = yield* Clock.currentTimeMillis
-    const t0 = yield* Clock.currentTimeNanos
-    const record = (
-      outcome: "succeeded" | "failed",
-      error: string | undefined,
-      decision: HookDecision | undefined,
-      effects: ReadonlyArray<HookEffect> | undefined
-    ) =>
-      Effect.flatMap(Clock.currentTimeNanos, (t1) => {
-        const attributes: Record<string, unknown> = { "pipeline.hook.outcome": outcome }
+  const attributes: Record<string, unknown> = {
+    "pipeline.hook.name": spec.hookName,
+    "pipeline.hook.stage": spec.stage,
+    "pipeline.hook.sequence": spec.sequence
+  }
+  if (spec.phase !== undefined) attributes["pipeline.phase"] = spec.phase
+  return Effect.useSpan(spec.spanName, { captureStackTrace: false, attributes }, (span) =>
+    Clock.clockWith((clock) => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const t0 = clock.unsafeCurrentTimeNanos()
+      const record = (
+        outcome: "succeeded" | "failed",
+        error: string | undefined,
+        decision: HookDecision | undefined,
+        effects: ReadonlyArray<HookEffect> | undefined
+      ): Effect.Effect<void> => {
+        span.attribute("pipeline.hook.outcome", outcome)
         if (decision !== undefined) {
-          attributes["pipeline.hook.decision.policy"] = decision.policy
-          attributes["pipeline.hook.decision.action"] = decision.action
-          attributes["pipeline.hook.decision.reason"] = decision.reason
+          span.attribute("pipeline.hook.decision.policy", decision.policy)
+          span.attribute("pipeline.hook.decision.action", decision.action)
+          span.attribute("pipeline.hook.decision.reason", decision.reason)
         }
-        if (error !== undefined) attributes["pipeline.hook.error"] = error
-        return Effect.zipRight(
-          Effect.annotateCurrentSpan(attributes),
-          handle.complete(
-            {
-              name: spec.hookName,
-              stage: spec.stage,
-              outcome,
-              sequence: spec.sequence,
-              ...(spec.phase === undefined ? {} : { phase: spec.phase }),
-              startedAt,
-              duration: Number(t1 - t0) / 1e6,
-              ...(error === undefined ? {} : { error }),
-              ...(decision === undefined ? {} : { decision })
-            },
-            effects
-          )
+        if (error !== undefined) span.attribute("pipeline.hook.error", error)
+        return handle.complete(
+          {
+            name: spec.hookName,
+            stage: spec.stage,
+            outcome,
+            sequence: spec.sequence,
+            ...(spec.phase === undefined ? {} : { phase: spec.phase }),
+            startedAt,
+            duration: Number(clock.unsafeCurrentTimeNanos() - t0) / 1e6,
+            ...(error === undefined ? {} : { error }),
+            ...(decision === undefined ? {} : { decision })
+          },
+          effects
         )
+      }
+      const call = Effect.suspend(() => {
+        const returned = spec.call()
+        // Handlers' requirements were provided at registration (PipelineHooks.layer).
+        return Effect.isEffect(returned)
+          ? (returned as Effect.Effect<unknown, unknown>)
+          : Effect.succeed(WRONG_SHAPE)
       })
-
-    const exit = yield* Effect.exit(
-      Effect.locally(
-        Effect.suspend(() => {
-          const returned = spec.call()
-          // Handlers' requirements were provided at registration (PipelineHooks.layer).
-          return Effect.isEffect(returned)
-            ? (returned as Effect.Effect<unknown, unknown>)
-            : Effect.succeed(WRONG_SHAPE)
-        }),
-        currentInvocation,
-        reporter
+      return Effect.matchCauseEffect(
+        Effect.withParentSpan(Effect.locally(call, currentInvocation, reporter), span).pipe(
+          // An interrupted fiber skips failure handlers; a finalizer still runs.
+          Effect.onInterrupt(() => record("failed", "interrupted", undefined, undefined))
+        ),
+        {
+          onSuccess: (value): Effect.Effect<InvocationResult<A>> => {
+            if (value === WRONG_SHAPE) {
+              const error = "hook handler did not return an Effect"
+              return Effect.as(record("failed", error, failureDecision(spec.policy), undefined), rejected(error))
+            }
+            const verdict = spec.accept(value)
+            if (verdict._tag === "Accept") {
+              return Effect.as(record("succeeded", undefined, verdict.decision, verdict.effects), {
+                _tag: "Accepted",
+                value: verdict.value
+              } as const)
+            }
+            return Effect.as(record("failed", verdict.error, verdict.decision, verdict.effects), {
+              _tag: "Rejected",
+              error: verdict.error,
+              value: verdict.value
+            } as const)
+          },
+          onFailure: (cause): Effect.Effect<InvocationResult<A>, unknown> => {
+            if (Cause.isInterruptedOnly(cause)) {
+              // Already recorded by the onInterrupt finalizer below.
+              return Effect.failCause(cause)
+            }
+            const failure = Cause.failureOption(cause)
+            if (Option.isSome(failure) && !Cause.isDie(cause)) {
+              const error = failureText(failure.value)
+              return Effect.as(record("failed", error, failureDecision(spec.policy), undefined), rejected(error))
+            }
+            // A panic: record it, then re-raise the original cause unchanged.
+            return Effect.zipRight(
+              record("failed", panicText(cause), { policy: spec.policy, action: "propagate_panic", reason: "panic" }, undefined),
+              Effect.failCause(cause)
+            )
+          }
+        }
+      ).pipe(
+        // The handler's typed failures were all turned into results above; what
+        // can still escape is a defect or an interruption, which must propagate.
+        Effect.catchAll((never) => Effect.die(never))
       )
-    )
-
-    if (Exit.isSuccess(exit)) {
-      if (exit.value === WRONG_SHAPE) {
-        const error = "hook handler did not return an Effect"
-        yield* record("failed", error, failureDecision(spec.policy), undefined)
-        return { _tag: "Rejected", error } as const
-      }
-      const verdict = spec.accept(exit.value)
-      if (verdict._tag === "Accept") {
-        yield* record("succeeded", undefined, verdict.decision, verdict.effects)
-        return { _tag: "Accepted", value: verdict.value } as const
-      }
-      yield* record("failed", verdict.error, verdict.decision, verdict.effects)
-      return { _tag: "Rejected", error: verdict.error, value: verdict.value } as const
-    }
-
-    const cause = exit.cause
-    if (Cause.isInterruptedOnly(cause)) {
-      yield* record("failed", "interrupted", undefined, undefined)
-      return yield* Effect.failCause(cause)
-    }
-    const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure) && !Cause.isDie(cause)) {
-      const error = failureText(failure.value)
-      yield* record("failed", error, failureDecision(spec.policy), undefined)
-      return { _tag: "Rejected", error } as const
-    }
-    yield* record("failed", panicText(cause), { policy: spec.policy, action: "propagate_panic", reason: "panic" }, undefined)
-    return yield* Effect.failCause(cause)
-  }).pipe(
-    Effect.withSpan(spec.spanName, {
-      attributes: {
-        "pipeline.hook.name": spec.hookName,
-        "pipeline.hook.stage": spec.stage,
-        "pipeline.hook.sequence": spec.sequence,
-        ...(spec.phase === undefined ? {} : { "pipeline.phase": spec.phase })
-      }
-    }),
-    // The handler's typed failures were all turned into results above; what
-    // can still escape is a defect or an interruption, which must propagate.
-    Effect.catchAll((never) => Effect.die(never))
-  )
+    }))
 }

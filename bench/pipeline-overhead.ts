@@ -1,0 +1,106 @@
+/**
+ * `npm run bench`: per-request overhead of the full pipeline (decode →
+ * BeforePlanning → plan → AfterPlanning → execute → AfterExecution →
+ * synthesize → AfterSynthesis → record) on a zero-latency model and a no-op
+ * tool, with 0, 4 and 16 no-op hooks (one handler on each of the four
+ * stages), recording on and off. Prints median and p99 in µs, the ratio to
+ * the 0-hook baseline of the same run, and the marginal cost per hook.
+ *
+ * Not a test: figures depend on the machine; compare ratios within one run.
+ */
+import { LanguageModel, Tool } from "@effect/ai"
+import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+import { CheckpointStore, ExecutionStore, Hook, Pipeline, PipelineHooks, ToolRegistry } from "../src/index.js"
+
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300)
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
+
+const PLAN = JSON.stringify({
+  steps: [{ step_id: "s1", namespace: "bench", agent: "noop", capability: "noop", parameters: { x: 1 } }],
+  terminal: true
+})
+
+// A zero-latency model: a constant plan for structured output, a constant draft otherwise.
+const ZeroLatencyModel = Layer.effect(
+  LanguageModel.LanguageModel,
+  LanguageModel.make({
+    generateText: (options) =>
+      Effect.succeed([
+        { type: "text", text: options.responseFormat.type === "json" ? PLAN : "done" },
+        { type: "finish", reason: "stop", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
+      ]),
+    streamText: () => Effect.dieMessage("not used") as never
+  })
+)
+
+const Noop = Tool.make("noop", { parameters: { x: Schema.Number }, success: Schema.Number })
+const tools = [ToolRegistry.entry({ namespace: "bench", agent: "noop", tool: Noop, handler: ({ x }) => Effect.succeed(x) })]
+
+const noopHook = (i: number): Hook.Hook<never> => ({
+  name: `noop-${i}`,
+  beforePlanning: () => Effect.void,
+  afterPlanning: (_c, plan) => Effect.succeed(plan),
+  afterExecution: () => Effect.void,
+  afterSynthesis: (_c, text) => Effect.succeed(text)
+})
+
+interface Row {
+  readonly hooks: number
+  readonly recording: boolean
+  readonly median: number
+  readonly p99: number
+}
+
+const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+
+const measure = async (hooks: number, recording: boolean): Promise<Row> => {
+  const layer = Pipeline.layer({ recording }).pipe(
+    Layer.provide(PipelineHooks.layer(Array.from({ length: hooks }, (_, i) => noopHook(i)))),
+    Layer.provide(ToolRegistry.layer(tools)),
+    Layer.provide(Layer.mergeAll(ZeroLatencyModel, ExecutionStore.layerMemory(), CheckpointStore.layerMemory))
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const pipeline = await runtime.runPromise(Pipeline.Pipeline)
+  const run = (i: number) => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `r${i}` }))
+  for (let i = 0; i < WARMUP; i++) await run(i)
+  const samples: Array<number> = []
+  for (let i = 0; i < REQUESTS; i++) {
+    const t0 = process.hrtime.bigint()
+    await run(WARMUP + i)
+    samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+  }
+  await runtime.dispose()
+  samples.sort((a, b) => a - b)
+  return { hooks, recording, median: quantile(samples, 0.5), p99: quantile(samples, 0.99) }
+}
+
+const main = async () => {
+  const rows: Array<Row> = []
+  for (const recording of [true, false]) {
+    for (const hooks of [0, 4, 16]) rows.push(await measure(hooks, recording))
+  }
+  const baseline = (recording: boolean) => rows.find((r) => r.hooks === 0 && r.recording === recording)!
+  console.log(`node ${process.version}, ${REQUESTS} requests per row after ${WARMUP} warm-up, sequential\n`)
+  console.log("| hooks | recording | median µs | p99 µs | median vs 0 hooks | per hook (median) µs |")
+  console.log("| ---: | :---: | ---: | ---: | ---: | ---: |")
+  for (const r of rows) {
+    const base = baseline(r.recording)
+    const perHook = r.hooks === 0 ? "–" : ((r.median - base.median) / r.hooks).toFixed(1)
+    console.log(
+      `| ${r.hooks} | ${r.recording ? "on" : "off"} | ${r.median.toFixed(1)} | ${r.p99.toFixed(1)} | ${
+        (r.median / base.median).toFixed(2)
+      }× | ${perHook} |`
+    )
+  }
+  const on = baseline(true)
+  const off = baseline(false)
+  console.log(`\nrecording on vs off at 0 hooks: ${(on.median / off.median).toFixed(2)}×`)
+  const on16 = rows.find((r) => r.hooks === 16 && r.recording)!
+  const off16 = rows.find((r) => r.hooks === 16 && !r.recording)!
+  console.log(`recording on vs off at 16 hooks: ${(on16.median / off16.median).toFixed(2)}×`)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
