@@ -242,6 +242,8 @@ const placeAfterPreposition = (words: ReadonlyArray<string>): string | undefined
   return tickerLike
 }
 
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
 const nameHas = (name: string, parts: ReadonlyArray<string>): boolean => {
   const lower = name.toLowerCase()
   return parts.some((p) => lower.includes(p))
@@ -262,10 +264,15 @@ interface FillRule {
 
 const FILL_RULES: ReadonlyArray<FillRule> = [
   {
-    name: "enum: the mentioned value, else the first",
+    name: "enum: the value right after the property's name (\"to EUR\"), else the mentioned value, else the first",
     applies: (_, s) => Array.isArray(s.enum) || s.const !== undefined,
-    fill: (_, s, ctx) => {
+    fill: (property, s, ctx) => {
       const values: ReadonlyArray<Json> = Array.isArray(s.enum) ? s.enum : s.const !== undefined ? [s.const] : []
+      const named = values.find((v) =>
+        typeof v === "string" &&
+        new RegExp(`\\b${escapeRegExp(property)}\\s+${escapeRegExp(v)}\\b`, "i").test(ctx.request)
+      )
+      if (named !== undefined) return { value: named, found: true }
       const mentioned = values.find((v) => mentions(ctx, v))
       if (mentioned !== undefined) return { value: mentioned, found: true }
       return values[0] === undefined ? undefined : { value: values[0], found: false }

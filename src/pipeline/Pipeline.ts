@@ -253,7 +253,7 @@ export const make = (options?: PipelineOptions) =>
                 })
                 yield* checkpoints.save(checkpoint).pipe(
                   Effect.mapError((e) =>
-                    new PlanningError({ reason: "model_failed", phase, detail: `checkpoint not saved: ${e.message}` })
+                    new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
                   )
                 )
                 yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
@@ -473,7 +473,7 @@ export const make = (options?: PipelineOptions) =>
         const stored = recording ? yield* Effect.either(store.get(checkpoint.requestId)) : Either.right(Option.none())
         const previous = Either.isRight(stored) ? stored.right : Option.none()
         const initial: ExecutionRecord = Option.isSome(previous)
-          ? { ...previous.value, lifecycle: { status: "running", startedAt } }
+          ? { ...previous.value, mode: "resume", lifecycle: { status: "running", startedAt } }
           : {
             schemaVersion: 1,
             requestId: checkpoint.requestId,

@@ -149,12 +149,12 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
 }
 
 /**
- * A HITL checkpoint was rejected, or cannot be resumed.
+ * A HITL checkpoint was rejected, cannot be resumed, or could not be saved.
  *
  * @since 0.1.0
  */
 export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("CheckpointError"))("CheckpointError", {
-  reason: Schema.Literal("rejected", "not_found"),
+  reason: Schema.Literal("rejected", "not_found", "not_saved"),
   checkpointId: Schema.String,
   detail: Schema.String
 }) {

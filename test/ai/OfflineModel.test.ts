@@ -254,3 +254,29 @@ describe("OfflineModel synthesis", () => {
       expect(deltas.join("")).toBe(buffered.text)
     }).pipe(Effect.provide(OfflineModel.layer)))
 })
+
+describe("OfflineModel enum parameters", () => {
+  it.effect("an enum value right after the property's name wins over the first mentioned one", () =>
+    Effect.gen(function*() {
+      const Convert = Tool.make("convert_currency", {
+        description: "Convert an amount of money between currencies",
+        parameters: {
+          amount: Schema.Number,
+          from: Schema.Literal("USD", "EUR", "GBP"),
+          to: Schema.Literal("USD", "EUR", "GBP")
+        }
+      })
+      const registry = yield* ToolRegistry.make([
+        ToolRegistry.entry({ namespace: "fx", agent: "fx-service", tool: Convert, handler: () => Effect.void })
+      ])
+      const prompt = defaultBuilder.buildPlanningPrompt({
+        request: "Convert 100 USD to EUR",
+        enrichments: {},
+        tools: registry.descriptors,
+        phase: 1,
+        priorResults: []
+      })
+      const result = OfflineModel.planFromPrompt(prompt)
+      expect(result.steps[0]?.parameters).toEqual({ amount: 100, from: "USD", to: "EUR" })
+    }))
+})
