@@ -8,7 +8,7 @@
 import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { invoke } from "./internal/invokeHook.js"
+import { guarded, invoke } from "./internal/invokeHook.js"
 
 /**
  * The stage service.
@@ -49,6 +49,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterExecution.Ser
   return {
     hookCount: participants.length,
     run: (request, results) =>
+      guarded((inflight) =>
       Effect.gen(function*() {
         if (participants.length === 0) return
         // Observe-only: every hook sees the same frozen copy.
@@ -61,11 +62,12 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterExecution.Ser
             spanName,
             sequence,
             recorder: request.recorder,
+            inflight,
             policy: "fail_open",
             call: () => hook.afterExecution!(request.context, view),
             accept: () => ({ _tag: "Accept", value: undefined })
           })
         }
-      })
+      }))
   }
 }

@@ -13,7 +13,7 @@
 import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { invoke, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, type Verdict } from "./internal/invokeHook.js"
 import * as Json from "./Json.js"
 import { RequiredAfterPlanningError } from "./PipelineError.js"
 import * as PlanValidation from "./PlanValidation.js"
@@ -66,6 +66,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Serv
   return {
     hookCount: participants.length,
     run: (request, plan, info) =>
+      guarded((inflight) =>
       Effect.gen(function*() {
         let current = plan
         for (let sequence = 0; sequence < participants.length; sequence++) {
@@ -82,6 +83,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Serv
             sequence,
             phase: info.phase,
             recorder: request.recorder,
+            inflight,
             policy,
             call: () =>
               hook.afterPlanning!(request.context, argument, { phase: info.phase, priorStepIds: info.priorStepIds }),
@@ -113,6 +115,6 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Serv
           }
         }
         return current
-      })
+      }))
   }
 }

@@ -10,7 +10,7 @@
 import { Context, Effect } from "effect"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { invoke, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, type Verdict } from "./internal/invokeHook.js"
 
 /**
  * The stage service.
@@ -43,6 +43,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterSynthesis.Ser
   return {
     hookCount: participants.length,
     run: (request, draft) =>
+      guarded((inflight) =>
       Effect.gen(function*() {
         let current = draft
         for (let sequence = 0; sequence < participants.length; sequence++) {
@@ -54,6 +55,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterSynthesis.Ser
             spanName,
             sequence,
             recorder: request.recorder,
+            inflight,
             policy: "fail_open",
             call: () => hook.afterSynthesis!(request.context, input),
             accept: (value): Verdict<string> =>
@@ -68,6 +70,6 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterSynthesis.Ser
           if (result._tag === "Accepted") current = result.value
         }
         return current
-      })
+      }))
   }
 }

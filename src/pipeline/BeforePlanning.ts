@@ -12,7 +12,7 @@ import { Clock, Context, Effect } from "effect"
 import type { HookEffect } from "../record/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { invoke, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, type Verdict } from "./internal/invokeHook.js"
 import { equals, isJson, type Json, type JsonObject } from "./Json.js"
 import { HookContractError } from "./PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
@@ -162,6 +162,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
   return {
     hookCount: participants.length,
     run: (request, gate) =>
+      guarded((inflight) =>
       Effect.gen(function*() {
         const enrichments: Record<string, Json> = { ...request.context.enrichments }
         for (let sequence = 0; sequence < participants.length; sequence++) {
@@ -174,6 +175,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
             spanName,
             sequence,
             recorder: request.recorder,
+            inflight,
             policy: "fail_open",
             call: () => hook.beforePlanning!(snapshot, gate),
             accept: (value): Verdict<Step> => {
@@ -253,6 +255,6 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
           }
         }
         return { enrichments }
-      })
+      }))
   }
 }

@@ -13,6 +13,7 @@ import * as Planner from "../ai/Planner.js"
 import * as Synthesizer from "../ai/Synthesizer.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode, StepResult } from "../record/ExecutionRecord.js"
+import * as HookEffects from "../record/HookEffects.js"
 import * as RequestRecorder from "../record/RequestRecorder.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
 import { ExecutionStore } from "../stores/ExecutionStore.js"
@@ -281,11 +282,16 @@ export const make = (options?: PipelineOptions) =>
     })
 
     /** Everything before synthesis, shared by the buffered and streaming paths. */
+    // Hooks run only inside `preSynthesis` and `complete`; with recording off
+    // they run with effect reporting disabled (a no-op), set once per stage.
+    const hookScope = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      recording ? effect : Effect.locally(effect, HookEffects.currentInvocation, "disabled")
+
     const preSynthesis = (
       state: RequestState,
       resume?: { readonly checkpoint: Checkpoint }
     ): Effect.Effect<PreSynthesis, PipelineError> =>
-      Effect.gen(function*() {
+      hookScope(Effect.gen(function*() {
         let context = state.context
         let phasesResult
         if (resume === undefined) {
@@ -306,7 +312,7 @@ export const make = (options?: PipelineOptions) =>
         const stateWithContext = { ...state, context }
         yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
         return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
-      })
+      }))
 
     const shortCircuitResponse = (state: RequestState, accepted: AcceptedShortCircuit, enrichments: JsonObject) =>
       Effect.gen(function*() {
@@ -344,7 +350,7 @@ export const make = (options?: PipelineOptions) =>
       phases: ReadonlyArray<PhaseRecord>,
       draft: string
     ) =>
-      Effect.gen(function*() {
+      hookScope(Effect.gen(function*() {
         // The model's output is saved before AfterSynthesis runs: a panicking
         // hook still leaves the raw draft in the failed record.
         yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
@@ -358,7 +364,7 @@ export const make = (options?: PipelineOptions) =>
           rawDraft: draft,
           phases
         })
-      })
+      }))
 
     // ---- buffered ------------------------------------------------------------------
 

@@ -10,7 +10,7 @@
  * `propagate_panic`, then re-raised unchanged. Interruption is recorded and
  * propagates.
  */
-import { Cause, Clock, Effect, Option } from "effect"
+import { Cause, Clock, Effect, Exit, Option } from "effect"
 import type { DecisionPolicy, HookDecision, HookEffect, HookStage } from "../../record/ExecutionRecord.js"
 import { currentInvocation } from "../../record/HookEffects.js"
 import type { RequestRecorder } from "../../record/RequestRecorder.js"
@@ -49,7 +49,28 @@ export interface InvocationSpec<A> {
   readonly call: () => unknown
   /** Validates a returned value (runs inside the span). */
   readonly accept: (value: unknown) => Verdict<A>
+  /** The stage's slot for the invocation in flight (see {@link guarded}). */
+  readonly inflight: Inflight
 }
+
+/** Finishes the invocation in flight when the stage's fiber is interrupted. */
+export interface Inflight {
+  current: ((exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Runs a stage's invocations with one exit hook for the whole stage (cheaper
+ * than one per invocation): on interruption, the invocation in flight is
+ * recorded as failed ("interrupted") and its span ends.
+ */
+export const guarded = <A, E>(body: (inflight: Inflight) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.suspend(() => {
+    const inflight: Inflight = { current: undefined }
+    return Effect.onExit(body(inflight), (exit) => {
+      const finish = inflight.current
+      return finish === undefined ? Effect.void : finish(exit)
+    })
+  })
 
 /** The exact text of a failure value. */
 export const failureText = (error: unknown): string => {
@@ -88,14 +109,13 @@ const rejected = (error: string) => ({ _tag: "Rejected", error }) as const
 // invocation; everything else is plain code.
 export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResult<A>> => {
   const handle = spec.recorder.startInvocation()
-  const reporter = spec.recorder.enabled ? handle : "disabled"
   const attributes: Record<string, unknown> = {
     "pipeline.hook.name": spec.hookName,
     "pipeline.hook.stage": spec.stage,
     "pipeline.hook.sequence": spec.sequence
   }
   if (spec.phase !== undefined) attributes["pipeline.phase"] = spec.phase
-  return Effect.useSpan(spec.spanName, { captureStackTrace: false, attributes }, (span) =>
+  return Effect.flatMap(Effect.makeSpan(spec.spanName, { captureStackTrace: false, attributes }), (span) =>
     Clock.clockWith((clock) => {
       const startedAt = clock.unsafeCurrentTimeMillis()
       const t0 = clock.unsafeCurrentTimeNanos()
@@ -103,8 +123,10 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
         outcome: "succeeded" | "failed",
         error: string | undefined,
         decision: HookDecision | undefined,
-        effects: ReadonlyArray<HookEffect> | undefined
+        effects: ReadonlyArray<HookEffect> | undefined,
+        exit: Exit.Exit<unknown, unknown>
       ): Effect.Effect<void> => {
+        spec.inflight.current = undefined
         span.attribute("pipeline.hook.outcome", outcome)
         if (decision !== undefined) {
           span.attribute("pipeline.hook.decision.policy", decision.policy)
@@ -112,6 +134,7 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
           span.attribute("pipeline.hook.decision.reason", decision.reason)
         }
         if (error !== undefined) span.attribute("pipeline.hook.error", error)
+        span.end(clock.unsafeCurrentTimeNanos(), exit)
         return handle.complete(
           {
             name: spec.hookName,
@@ -127,6 +150,9 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
           effects
         )
       }
+      // If the fiber is interrupted inside the handler, failure handlers are
+      // skipped: the stage's exit hook (`guarded`) records through this slot.
+      spec.inflight.current = (exit) => record("failed", "interrupted", undefined, undefined, exit)
       const call = Effect.suspend(() => {
         const returned = spec.call()
         // Handlers' requirements were provided at registration (PipelineHooks.layer).
@@ -135,24 +161,22 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
           : Effect.succeed(WRONG_SHAPE)
       })
       return Effect.matchCauseEffect(
-        Effect.withParentSpan(Effect.locally(call, currentInvocation, reporter), span).pipe(
-          // An interrupted fiber skips failure handlers; a finalizer still runs.
-          Effect.onInterrupt(() => record("failed", "interrupted", undefined, undefined))
-        ),
+        // With recording off the request already runs with reporting disabled.
+        Effect.withParentSpan(spec.recorder.enabled ? Effect.locally(call, currentInvocation, handle) : call, span),
         {
           onSuccess: (value): Effect.Effect<InvocationResult<A>> => {
             if (value === WRONG_SHAPE) {
               const error = "hook handler did not return an Effect"
-              return Effect.as(record("failed", error, failureDecision(spec.policy), undefined), rejected(error))
+              return Effect.as(record("failed", error, failureDecision(spec.policy), undefined, Exit.void), rejected(error))
             }
             const verdict = spec.accept(value)
             if (verdict._tag === "Accept") {
-              return Effect.as(record("succeeded", undefined, verdict.decision, verdict.effects), {
+              return Effect.as(record("succeeded", undefined, verdict.decision, verdict.effects, Exit.void), {
                 _tag: "Accepted",
                 value: verdict.value
               } as const)
             }
-            return Effect.as(record("failed", verdict.error, verdict.decision, verdict.effects), {
+            return Effect.as(record("failed", verdict.error, verdict.decision, verdict.effects, Exit.fail(verdict.error)), {
               _tag: "Rejected",
               error: verdict.error,
               value: verdict.value
@@ -160,17 +184,30 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
           },
           onFailure: (cause): Effect.Effect<InvocationResult<A>, unknown> => {
             if (Cause.isInterruptedOnly(cause)) {
-              // Already recorded by the onInterrupt finalizer below.
-              return Effect.failCause(cause)
+              // Self-interruption: record it now (an external interruption is
+              // recorded by `guarded`).
+              return Effect.zipRight(
+                record("failed", "interrupted", undefined, undefined, Exit.failCause(cause)),
+                Effect.failCause(cause)
+              )
             }
             const failure = Cause.failureOption(cause)
             if (Option.isSome(failure) && !Cause.isDie(cause)) {
               const error = failureText(failure.value)
-              return Effect.as(record("failed", error, failureDecision(spec.policy), undefined), rejected(error))
+              return Effect.as(
+                record("failed", error, failureDecision(spec.policy), undefined, Exit.failCause(cause)),
+                rejected(error)
+              )
             }
             // A panic: record it, then re-raise the original cause unchanged.
             return Effect.zipRight(
-              record("failed", panicText(cause), { policy: spec.policy, action: "propagate_panic", reason: "panic" }, undefined),
+              record(
+                "failed",
+                panicText(cause),
+                { policy: spec.policy, action: "propagate_panic", reason: "panic" },
+                undefined,
+                Exit.failCause(cause)
+              ),
               Effect.failCause(cause)
             )
           }
