@@ -8,7 +8,7 @@
 import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke } from "./internal/invokeHook.js"
+import { guarded, invoke, participantsOf } from "./internal/invokeHook.js"
 
 /**
  * The stage service.
@@ -43,31 +43,29 @@ const deepFreeze = <A>(value: A): A => {
  * @since 0.1.0
  */
 export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterExecution.Service => {
-  const participants = hooks
-    .filter((h) => h.afterExecution !== undefined)
-    .map((hook) => ({ hook, spanName: `pipeline.hook.after_execution.${hook.name}` }))
+  const participants = participantsOf(hooks, "afterExecution", "after_execution")
   return {
     hookCount: participants.length,
     run: (request, results) =>
-      guarded((inflight) =>
-      Effect.gen(function*() {
-        if (participants.length === 0) return
-        // Observe-only: every hook sees the same frozen copy.
-        const view = deepFreeze(structuredClone(results))
-        for (let sequence = 0; sequence < participants.length; sequence++) {
-          const { hook, spanName } = participants[sequence]!
-          yield* invoke<void>({
-            stage: "after_execution",
-            hookName: hook.name,
-            spanName,
-            sequence,
-            recorder: request.recorder,
-            inflight,
-            policy: "fail_open",
-            call: () => hook.afterExecution!(request.context, view),
-            accept: () => ({ _tag: "Accept", value: undefined })
-          })
-        }
-      }))
+      participants.length === 0 ? Effect.void : guarded((inflight) =>
+        Effect.gen(function*() {
+          // Observe-only: every hook sees the same frozen copy.
+          const view = deepFreeze(structuredClone(results))
+          for (let sequence = 0; sequence < participants.length; sequence++) {
+            const { handler, hook, spanName } = participants[sequence]!
+            yield* invoke<void>({
+              stage: "after_execution",
+              hookName: hook.name,
+              spanName,
+              sequence,
+              recorder: request.recorder,
+              inflight,
+              policy: "fail_open",
+              call: () => handler(request.context, view),
+              accept: () => ({ _tag: "Accept", value: undefined })
+            })
+          }
+        })
+      )
   }
 }

@@ -13,7 +13,7 @@
 import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
 import * as Json from "./Json.js"
 import { RequiredAfterPlanningError } from "./PipelineError.js"
 import * as PlanValidation from "./PlanValidation.js"
@@ -60,61 +60,63 @@ const copyPlan = (plan: RoutingPlan): RoutingPlan => ({
  * @since 0.1.0
  */
 export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Service => {
-  const participants = hooks
-    .filter((h) => h.afterPlanning !== undefined)
-    .map((hook) => ({ hook, required: hook.required === true, spanName: `pipeline.hook.after_planning.${hook.name}` }))
+  const participants = participantsOf(hooks, "afterPlanning", "after_planning").map((p) => ({
+    ...p,
+    required: p.hook.required === true
+  }))
   return {
     hookCount: participants.length,
     run: (request, plan, info) =>
-      guarded((inflight) =>
-      Effect.gen(function*() {
-        let current = plan
-        for (let sequence = 0; sequence < participants.length; sequence++) {
-          const { hook, required, spanName } = participants[sequence]!
-          const policy = required ? "fail_closed" : "fail_open"
-          const onError = required
-            ? ({ policy: "fail_closed", action: "terminate", reason: "hook_error" } as const)
-            : ({ policy: "fail_open", action: "continue", reason: "hook_error" } as const)
-          const argument = copyPlan(current)
-          const result = yield* invoke<RoutingPlan>({
-            stage: "after_planning",
-            hookName: hook.name,
-            spanName,
-            sequence,
-            phase: info.phase,
-            recorder: request.recorder,
-            inflight,
-            policy,
-            call: () =>
-              hook.afterPlanning!(request.context, argument, { phase: info.phase, priorStepIds: info.priorStepIds }),
-            accept: (value): Verdict<RoutingPlan> => {
-              if (value === undefined || value === null || typeof value !== "object") {
-                return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError }
+      participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) =>
+        Effect.gen(function*() {
+          let current = plan
+          for (let sequence = 0; sequence < participants.length; sequence++) {
+            const { handler, hook, required, spanName } = participants[sequence]!
+            const policy = required ? "fail_closed" : "fail_open"
+            const onError = required
+              ? ({ policy: "fail_closed", action: "terminate", reason: "hook_error" } as const)
+              : ({ policy: "fail_open", action: "continue", reason: "hook_error" } as const)
+            const argument = copyPlan(current)
+            const result = yield* invoke<RoutingPlan>({
+              stage: "after_planning",
+              hookName: hook.name,
+              spanName,
+              sequence,
+              phase: info.phase,
+              recorder: request.recorder,
+              inflight,
+              policy,
+              call: () =>
+                handler(request.context, argument, { phase: info.phase, priorStepIds: info.priorStepIds }),
+              accept: (value): Verdict<RoutingPlan> => {
+                if (value === undefined || value === null || typeof value !== "object") {
+                  return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError }
+                }
+                const validated = PlanValidation.validate(value, info.validation)
+                if (Either.isLeft(validated)) {
+                  return { _tag: "Reject", error: validated.left.message, decision: onError }
+                }
+                return {
+                  _tag: "Accept",
+                  value: validated.right,
+                  decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined
+                }
               }
-              const validated = PlanValidation.validate(value, info.validation)
-              if (Either.isLeft(validated)) {
-                return { _tag: "Reject", error: validated.left.message, decision: onError }
-              }
-              return {
-                _tag: "Accept",
-                value: validated.right,
-                decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined
-              }
+            })
+            if (result._tag === "Accepted") {
+              current = result.value
+            } else if (required) {
+              return yield* Effect.fail(
+                new RequiredAfterPlanningError({ hookName: hook.name, phase: info.phase, detail: result.error })
+              )
+            } else {
+              yield* Effect.logWarning(`after_planning hook ${hook.name} rejected; keeping the last valid plan`).pipe(
+                Effect.annotateLogs({ error: result.error.slice(0, 400) })
+              )
             }
-          })
-          if (result._tag === "Accepted") {
-            current = result.value
-          } else if (required) {
-            return yield* Effect.fail(
-              new RequiredAfterPlanningError({ hookName: hook.name, phase: info.phase, detail: result.error })
-            )
-          } else {
-            yield* Effect.logWarning(`after_planning hook ${hook.name} rejected; keeping the last valid plan`).pipe(
-              Effect.annotateLogs({ error: result.error.slice(0, 400) })
-            )
           }
-        }
-        return current
-      }))
+          return current
+        })
+      )
   }
 }

@@ -10,7 +10,7 @@
 import { Context, Effect } from "effect"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
 
 /**
  * The stage service.
@@ -37,39 +37,38 @@ export declare namespace AfterSynthesis {
  * @since 0.1.0
  */
 export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterSynthesis.Service => {
-  const participants = hooks
-    .filter((h) => h.afterSynthesis !== undefined)
-    .map((hook) => ({ hook, spanName: `pipeline.hook.after_synthesis.${hook.name}` }))
+  const participants = participantsOf(hooks, "afterSynthesis", "after_synthesis")
   return {
     hookCount: participants.length,
     run: (request, draft) =>
-      guarded((inflight) =>
-      Effect.gen(function*() {
-        let current = draft
-        for (let sequence = 0; sequence < participants.length; sequence++) {
-          const { hook, spanName } = participants[sequence]!
-          const input = current
-          const result = yield* invoke<string>({
-            stage: "after_synthesis",
-            hookName: hook.name,
-            spanName,
-            sequence,
-            recorder: request.recorder,
-            inflight,
-            policy: "fail_open",
-            call: () => hook.afterSynthesis!(request.context, input),
-            accept: (value): Verdict<string> =>
-              typeof value === "string"
-                ? { _tag: "Accept", value }
-                : {
-                  _tag: "Reject",
-                  error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
-                  decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
-                }
-          })
-          if (result._tag === "Accepted") current = result.value
-        }
-        return current
-      }))
+      participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) =>
+        Effect.gen(function*() {
+          let current = draft
+          for (let sequence = 0; sequence < participants.length; sequence++) {
+            const { handler, hook, spanName } = participants[sequence]!
+            const input = current
+            const result = yield* invoke<string>({
+              stage: "after_synthesis",
+              hookName: hook.name,
+              spanName,
+              sequence,
+              recorder: request.recorder,
+              inflight,
+              policy: "fail_open",
+              call: () => handler(request.context, input),
+              accept: (value): Verdict<string> =>
+                typeof value === "string"
+                  ? { _tag: "Accept", value }
+                  : {
+                    _tag: "Reject",
+                    error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
+                    decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
+                  }
+            })
+            if (result._tag === "Accepted") current = result.value
+          }
+          return current
+        })
+      )
   }
 }

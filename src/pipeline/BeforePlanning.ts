@@ -12,7 +12,7 @@ import { Clock, Context, Effect } from "effect"
 import type { HookEffect } from "../record/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
 import { equals, isJson, type Json, type JsonObject } from "./Json.js"
 import { HookContractError } from "./PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
@@ -156,105 +156,104 @@ type Step =
  * @since 0.1.0
  */
 export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Service => {
-  const participants = hooks
-    .filter((h) => h.beforePlanning !== undefined)
-    .map((hook) => ({ hook, spanName: `pipeline.hook.before_planning.${hook.name}` }))
+  const participants = participantsOf(hooks, "beforePlanning", "before_planning")
   return {
     hookCount: participants.length,
     run: (request, gate) =>
-      guarded((inflight) =>
-      Effect.gen(function*() {
-        const enrichments: Record<string, Json> = { ...request.context.enrichments }
-        for (let sequence = 0; sequence < participants.length; sequence++) {
-          const { hook, spanName } = participants[sequence]!
-          const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
-          const now = yield* Clock.currentTimeMillis
-          const result = yield* invoke<Step>({
-            stage: "before_planning",
-            hookName: hook.name,
-            spanName,
-            sequence,
-            recorder: request.recorder,
-            inflight,
-            policy: "fail_open",
-            call: () => hook.beforePlanning!(snapshot, gate),
-            accept: (value): Verdict<Step> => {
-              const changes = readChanges(value)
-              if (typeof changes === "string") {
-                return {
-                  _tag: "Reject",
-                  error: `wrong result shape: ${changes}`,
-                  decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
-                }
-              }
-              const effects = applyChanges(enrichments, changes, now)
-              const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
-              if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects }
-              switch (evaluation._tag) {
-                case "Accepted":
-                  return {
-                    _tag: "Accept",
-                    value: {
-                      _tag: "ShortCircuit",
-                      accepted: {
-                        hookName: hook.name,
-                        kind: evaluation.kind,
-                        reason: evaluation.decision.reason === "cache_match" ? "cache_match" : "authoritative",
-                        shortCircuit: evaluation.shortCircuit
-                      },
-                      diagnostic: evaluation.diagnostic
-                    },
-                    decision: evaluation.decision,
-                    effects
-                  }
-                case "Rejected":
-                  return {
-                    _tag: "Accept",
-                    value: { _tag: "Continue", rejectedReason: evaluation.decision.reason },
-                    decision: evaluation.decision,
-                    effects
-                  }
-                case "ContractViolation":
+      participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
+        Effect.gen(function*() {
+          const enrichments: Record<string, Json> = { ...request.context.enrichments }
+          for (let sequence = 0; sequence < participants.length; sequence++) {
+            const { handler, hook, spanName } = participants[sequence]!
+            const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
+            const now = yield* Clock.currentTimeMillis
+            const result = yield* invoke<Step>({
+              stage: "before_planning",
+              hookName: hook.name,
+              spanName,
+              sequence,
+              recorder: request.recorder,
+              inflight,
+              policy: "fail_open",
+              call: () => handler(snapshot, gate),
+              accept: (value): Verdict<Step> => {
+                const changes = readChanges(value)
+                if (typeof changes === "string") {
                   return {
                     _tag: "Reject",
-                    error: `hook contract error (${evaluation.reason}): ${evaluation.detail}`,
-                    decision: evaluation.decision,
-                    effects,
-                    value: {
-                      _tag: "Violation",
-                      error: new HookContractError({
-                        hookName: hook.name,
-                        stage: "before_planning",
-                        reason: evaluation.reason,
-                        detail: evaluation.detail
-                      })
-                    }
+                    error: `wrong result shape: ${changes}`,
+                    decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
                   }
+                }
+                const effects = applyChanges(enrichments, changes, now)
+                const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
+                if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects }
+                switch (evaluation._tag) {
+                  case "Accepted":
+                    return {
+                      _tag: "Accept",
+                      value: {
+                        _tag: "ShortCircuit",
+                        accepted: {
+                          hookName: hook.name,
+                          kind: evaluation.kind,
+                          reason: evaluation.decision.reason === "cache_match" ? "cache_match" : "authoritative",
+                          shortCircuit: evaluation.shortCircuit
+                        },
+                        diagnostic: evaluation.diagnostic
+                      },
+                      decision: evaluation.decision,
+                      effects
+                    }
+                  case "Rejected":
+                    return {
+                      _tag: "Accept",
+                      value: { _tag: "Continue", rejectedReason: evaluation.decision.reason },
+                      decision: evaluation.decision,
+                      effects
+                    }
+                  case "ContractViolation":
+                    return {
+                      _tag: "Reject",
+                      error: `hook contract error (${evaluation.reason}): ${evaluation.detail}`,
+                      decision: evaluation.decision,
+                      effects,
+                      value: {
+                        _tag: "Violation",
+                        error: new HookContractError({
+                          hookName: hook.name,
+                          stage: "before_planning",
+                          reason: evaluation.reason,
+                          detail: evaluation.detail
+                        })
+                      }
+                    }
+                }
               }
+            })
+            const step = result.value
+            if (step === undefined) continue
+            switch (step._tag) {
+              case "Continue":
+                if (step.rejectedReason !== undefined) {
+                  yield* ShortCircuit.recordDecisionMetric("cache", step.rejectedReason, "rejected")
+                }
+                continue
+              case "Violation":
+                yield* ShortCircuit.recordDecisionMetric("invalid", step.error.reason, "invalid")
+                return yield* Effect.fail(step.error)
+              case "ShortCircuit":
+                yield* ShortCircuit.recordDecisionMetric(step.accepted.kind, step.accepted.reason, "accepted")
+                if (step.diagnostic !== undefined) {
+                  const diagnostic = `${hook.name}: ${step.diagnostic}`
+                  yield* Effect.logWarning(diagnostic)
+                  yield* request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
+                }
+                return { enrichments, shortCircuit: step.accepted }
             }
-          })
-          const step = result.value
-          if (step === undefined) continue
-          switch (step._tag) {
-            case "Continue":
-              if (step.rejectedReason !== undefined) {
-                yield* ShortCircuit.recordDecisionMetric("cache", step.rejectedReason, "rejected")
-              }
-              continue
-            case "Violation":
-              yield* ShortCircuit.recordDecisionMetric("invalid", step.error.reason, "invalid")
-              return yield* Effect.fail(step.error)
-            case "ShortCircuit":
-              yield* ShortCircuit.recordDecisionMetric(step.accepted.kind, step.accepted.reason, "accepted")
-              if (step.diagnostic !== undefined) {
-                const diagnostic = `${hook.name}: ${step.diagnostic}`
-                yield* Effect.logWarning(diagnostic)
-                yield* request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
-              }
-              return { enrichments, shortCircuit: step.accepted }
           }
-        }
-        return { enrichments }
-      }))
+          return { enrichments }
+        })
+      )
   }
 }
