@@ -53,34 +53,75 @@ interface Row {
 
 const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 
-const measure = async (hooks: number, recording: boolean): Promise<Row> => {
+interface Config {
+  readonly hooks: number
+  readonly recording: boolean
+  readonly run: (i: number) => Promise<unknown>
+  readonly dispose: () => Promise<void>
+  readonly samples: Array<number>
+}
+
+const setup = async (hooks: number, recording: boolean): Promise<Config> => {
   const layer = Pipeline.layer({ recording }).pipe(
     Layer.provide(PipelineHooks.layer(Array.from({ length: hooks }, (_, i) => noopHook(i)))),
     Layer.provide(ToolRegistry.layer(tools)),
-    Layer.provide(Layer.mergeAll(ZeroLatencyModel, ExecutionStore.layerMemory(), CheckpointStore.layerMemory))
+    // Short normal retention so the store does not grow for the whole run.
+    Layer.provideMerge(
+      Layer.mergeAll(
+        ZeroLatencyModel,
+        ExecutionStore.layerMemory({ retention: { normal: "1 second", error: "1 second" } }),
+        CheckpointStore.layerMemory
+      )
+    )
   )
   const runtime = ManagedRuntime.make(layer)
   const pipeline = await runtime.runPromise(Pipeline.Pipeline)
-  const run = (i: number) => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `r${i}` }))
-  for (let i = 0; i < WARMUP; i++) await run(i)
-  const samples: Array<number> = []
-  for (let i = 0; i < REQUESTS; i++) {
-    const t0 = process.hrtime.bigint()
-    await run(WARMUP + i)
-    samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+  const store = await runtime.runPromise(ExecutionStore.ExecutionStore)
+  let n = 0
+  return {
+    hooks,
+    recording,
+    samples: [],
+    run: (i) =>
+      runtime.runPromise(
+        // Purge now and then, as a deployment's retention job would.
+        ++n % 500 === 0
+          ? Effect.zipRight(store.purgeExpired, pipeline.process({ request: "bench request", requestId: `r${i}` }))
+          : pipeline.process({ request: "bench request", requestId: `r${i}` })
+      ),
+    dispose: () => runtime.dispose()
   }
-  await runtime.dispose()
-  samples.sort((a, b) => a - b)
-  return { hooks, recording, median: quantile(samples, 0.5), p99: quantile(samples, 0.99) }
 }
 
+const ROUNDS = 10
+
 const main = async () => {
-  const rows: Array<Row> = []
+  const configs: Array<Config> = []
   for (const recording of [true, false]) {
-    for (const hooks of [0, 4, 16]) rows.push(await measure(hooks, recording))
+    for (const hooks of [0, 4, 16]) configs.push(await setup(hooks, recording))
   }
+  for (const c of configs) for (let i = 0; i < WARMUP; i++) await c.run(i)
+  // Rounds interleave the configurations, so machine noise hits all of them alike.
+  const perRound = Math.ceil(REQUESTS / ROUNDS)
+  let id = WARMUP
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of configs) {
+      for (let i = 0; i < perRound; i++) {
+        const t0 = process.hrtime.bigint()
+        await c.run(id++)
+        c.samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+      }
+    }
+  }
+  const rows: Array<Row> = configs.map((c) => {
+    const sorted = c.samples.slice().sort((a, b) => a - b)
+    return { hooks: c.hooks, recording: c.recording, median: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }
+  })
+  for (const c of configs) await c.dispose()
   const baseline = (recording: boolean) => rows.find((r) => r.hooks === 0 && r.recording === recording)!
-  console.log(`node ${process.version}, ${REQUESTS} requests per row after ${WARMUP} warm-up, sequential\n`)
+  console.log(
+    `node ${process.version}, ${REQUESTS} sequential requests per row after ${WARMUP} warm-up, in ${ROUNDS} interleaved rounds\n`
+  )
   console.log("| hooks | recording | median µs | p99 µs | median vs 0 hooks | per hook (median) µs |")
   console.log("| ---: | :---: | ---: | ---: | ---: | ---: |")
   for (const r of rows) {

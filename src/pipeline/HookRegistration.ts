@@ -28,6 +28,15 @@ const entryProblem = (entry: unknown): string | undefined => {
   return undefined
 }
 
+/** A hostile entry (a throwing getter) is a configuration error too, never a crash. */
+const safeProblem = (entry: unknown): string | undefined => {
+  try {
+    return entryProblem(entry)
+  } catch (error) {
+    return `reading the entry threw: ${error instanceof Error ? error.message : String(error)}`
+  }
+}
+
 /**
  * Validates a hook list. An empty list is valid. Accepts `unknown` entries so
  * JavaScript callers get typed errors rather than crashes.
@@ -50,7 +59,7 @@ export const validate = <R = never>(
   let required: { readonly name: string; readonly index: number } | undefined
   for (let index = 0; index < hooks.length; index++) {
     const entry: unknown = hooks[index]
-    const problem = entryProblem(entry)
+    const problem = safeProblem(entry)
     if (problem !== undefined) return Either.left(new InvalidOrchestratorConfig({ index, detail: problem }))
     // entryProblem checked the shape a JavaScript caller could get wrong.
     const hook = entry as Hook.Hook<R>

@@ -116,6 +116,10 @@ const lifecycleOf = (
 
 const newId = (): string => globalThis.crypto.randomUUID()
 
+// Responses, events and checkpoints are built from already-validated data:
+// skip the constructor's re-validation on the hot path.
+const TRUSTED = { disableValidation: true } as const
+
 /**
  * Builds the pipeline from its services.
  *
@@ -251,7 +255,7 @@ export const make = (options?: PipelineOptions) =>
                   priorPhases: phases,
                   reason: verdict.reason,
                   createdAt: yield* Clock.currentTimeMillis
-                })
+                }, TRUSTED)
                 yield* checkpoints.save(checkpoint).pipe(
                   Effect.mapError((e) =>
                     new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
@@ -334,7 +338,7 @@ export const make = (options?: PipelineOptions) =>
           metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
           shortCircuit: record,
           phases: []
-        })
+        }, TRUSTED)
       })
 
     const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
@@ -363,7 +367,7 @@ export const make = (options?: PipelineOptions) =>
           metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
           rawDraft: draft,
           phases
-        })
+        }, TRUSTED)
       }))
 
     // ---- buffered ------------------------------------------------------------------
@@ -373,14 +377,14 @@ export const make = (options?: PipelineOptions) =>
         const pre = yield* preSynthesis(state, resume)
         switch (pre._tag) {
           case "ShortCircuit":
-            return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) })
+            return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) }, TRUSTED)
           case "Suspended":
-            return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint })
+            return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
           case "Synthesize": {
             const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(pre.context, pre.phases)).pipe(
               Effect.withSpan("pipeline.synthesis", { captureStackTrace: false })
             )
-            return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) })
+            return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
           }
         }
       })
@@ -412,14 +416,14 @@ export const make = (options?: PipelineOptions) =>
                 case "ShortCircuit":
                   return Stream.concat(
                     Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
-                      Stream.map((text) => new Token({ text }))
+                      Stream.map((text) => new Token({ text }, TRUSTED))
                     ),
                     Stream.fromEffect(
                       Effect.map(
                         shortCircuitResponse(state, pre.accepted, pre.enrichments),
                         (response) => {
                           delivered = true
-                          return new Completed({ response })
+                          return new Completed({ response }, TRUSTED)
                         }
                       )
                     )
@@ -427,13 +431,13 @@ export const make = (options?: PipelineOptions) =>
                 case "Suspended":
                   suspended = true
                   delivered = true
-                  return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }))
+                  return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED))
                 case "Synthesize": {
                   const parts: Array<string> = []
                   const tokens = Synthesizer.stream(model, synthesisPrompt(pre.context, pre.phases)).pipe(
                     Stream.map((text) => {
                       parts.push(text)
-                      return new Token({ text })
+                      return new Token({ text }, TRUSTED)
                     }),
                     Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
                   )
@@ -441,7 +445,7 @@ export const make = (options?: PipelineOptions) =>
                     Effect.suspend(() =>
                       Effect.map(complete(state, pre.context, pre.phases, parts.join("")), (response) => {
                         delivered = true
-                        return new Completed({ response })
+                        return new Completed({ response }, TRUSTED)
                       })
                     )
                   )
@@ -530,7 +534,7 @@ export const make = (options?: PipelineOptions) =>
             metadata: { phase_count: 1, step_count: phase.steps.length },
             rawDraft: draft,
             phases: [phase]
-          })
+          }, TRUSTED)
         }).pipe(
           Effect.onExit((exit) => finalize(state, exit, false)),
           Effect.withSpan("pipeline.request", {

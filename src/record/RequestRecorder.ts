@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import type { ExecutionStore } from "../stores/ExecutionStore.js"
 import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "./ExecutionRecord.js"
 import { HookEffectReportError } from "./HookEffects.js"
@@ -71,10 +71,14 @@ export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): R
   let record = initial
   let finalized = false
   const persist = Effect.suspend(() => store.save(record)).pipe(
-    Effect.catchAll((error) =>
-      Effect.logWarning("execution record not written", error.message).pipe(
-        Effect.annotateLogs({ requestId: initial.requestId })
-      )
+    // Even a store that dies must not change the request's outcome; only
+    // interruption propagates.
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.interrupt
+        : Effect.logWarning("execution record not written", Cause.pretty(cause)).pipe(
+          Effect.annotateLogs({ requestId: initial.requestId })
+        )
     ),
     Effect.asVoid
   )

@@ -294,6 +294,18 @@ describe("effects", () => {
   )
 })
 
+describe("store failures", () => {
+  it.effect("C15: a store that dies (not just fails) never changes the business outcome", () =>
+    Effect.gen(function*() {
+      const inner = yield* ExecutionStore.makeMemory()
+      const dying: ExecutionStore.ExecutionStore.Service = { ...inner, save: () => Effect.dieMessage("driver bug") }
+      const h = yield* makeHarness({ script, store: dying })
+      const result = yield* h.pipeline.process({ request: "q", requestId: "dying" })
+      expect(result._tag === "Completed" && result.response.response).toBe("answer")
+      expect(yield* inner.get("dying")).toEqual(Option.none())
+    }))
+})
+
 describe("lifecycle and retention", () => {
   it.effect("C16: records carry lifecycle evidence; normal and error records have separate retention", () =>
     Effect.gen(function*() {
