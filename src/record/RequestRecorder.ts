@@ -68,9 +68,19 @@ const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): R
  * @since 0.1.0
  */
 export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): RequestRecorder => {
-  let record = initial
+  // Invocations are appended to a private array (O(1) per hook); a full
+  // immutable snapshot is built only when someone reads or writes it.
+  // Elements are replaced, never mutated, so earlier snapshots stay intact.
+  let base = initial
+  const invocations: Array<HookInvocation> = [...initial.hookInvocations]
+  let revision = initial.recordRevision
+  let snapshot: ExecutionRecord | undefined = initial
   let finalized = false
-  const persist = Effect.suspend(() => store.save(record)).pipe(
+  const current = (): ExecutionRecord => {
+    if (snapshot === undefined) snapshot = { ...base, hookInvocations: invocations.slice(), recordRevision: revision }
+    return snapshot
+  }
+  const persist = Effect.suspend(() => store.save(current())).pipe(
     // Even a store that dies must not change the request's outcome; only
     // interruption propagates.
     Effect.catchAllCause((cause) =>
@@ -82,20 +92,24 @@ export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): R
     ),
     Effect.asVoid
   )
-  // A synchronous read-modify-write: concurrent fibers cannot interleave
-  // inside it, so no change is ever lost and the revision only grows.
-  const apply = (f: (r: ExecutionRecord) => ExecutionRecord): void => {
-    const next = f(record)
-    record = { ...next, recordRevision: record.recordRevision + 1 }
+  // Every change is a synchronous read-modify-write: concurrent fibers cannot
+  // interleave inside it, so no change is lost and the revision only grows.
+  const changed = (): Effect.Effect<void> => {
+    revision++
+    snapshot = undefined
+    return finalized ? persist : Effect.void
   }
   const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>
     Effect.suspend(() => {
-      apply(f)
-      return finalized ? persist : Effect.void
+      const next = f(current())
+      base = next
+      invocations.length = 0
+      invocations.push(...next.hookInvocations)
+      return changed()
     })
   return {
     enabled: true,
-    current: () => record,
+    current,
     modify,
     startInvocation: () => {
       let buffer: ReadonlyArray<HookEffect> = []
@@ -107,9 +121,8 @@ export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): R
               buffer = upsertEffect(buffer, effect)
               return Effect.void
             }
-            const index = slot
-            const known = record.hookInvocations[index]?.effects.some((e) => e.effectId === effect.effectId) ?? false
-            if (!known) {
+            const invocation = invocations[slot]
+            if (invocation === undefined || !invocation.effects.some((e) => e.effectId === effect.effectId)) {
               return Effect.fail(
                 new HookEffectReportError({
                   reason: "unannounced_after_return",
@@ -118,25 +131,24 @@ export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): R
                 })
               )
             }
-            return modify((r) => ({
-              ...r,
-              hookInvocations: r.hookInvocations.map((inv, i) =>
-                i === index ? { ...inv, effects: upsertEffect(inv.effects, effect) } : inv
-              )
-            }))
+            invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
+            return changed()
           }),
         complete: (invocation, extra) =>
           Effect.suspend(() => {
             let effects = buffer
             if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
-            slot = record.hookInvocations.length
-            return modify((r) => ({ ...r, hookInvocations: [...r.hookInvocations, { ...invocation, effects }] }))
+            slot = invocations.length
+            invocations.push({ ...invocation, effects })
+            return changed()
           })
       }
     },
     finalize: (lifecycle) =>
       Effect.suspend(() => {
-        apply((r) => ({ ...r, lifecycle }))
+        base = { ...current(), lifecycle }
+        revision++
+        snapshot = undefined
         finalized = true
         return persist
       }),
