@@ -6,8 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Tool } from "@effect/ai"
-import { Tool as AiTool } from "@effect/ai"
+import { Tool } from "@effect/ai"
 import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
 import { isJson, type Json, type JsonObject } from "../pipeline/Json.js"
 import type { ToolDescriptor } from "../pipeline/PromptBuilder.js"
@@ -164,7 +163,7 @@ export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<Too
         agent: e.agent,
         capability: e.tool.name,
         description: e.tool.description ?? "",
-        parameters: toJson(AiTool.getJsonSchema(e.tool as Parameters<typeof AiTool.getJsonSchema>[0])) as JsonObject
+        parameters: toJson(Tool.getJsonSchema(e.tool as Parameters<typeof Tool.getJsonSchema>[0])) as JsonObject
       })
     }
     return {

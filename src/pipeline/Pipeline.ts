@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Cause, Clock, Context, Effect, Either, Exit, FiberId, Layer, Option, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Either, Exit, FiberId, Layer, Option, Schema, Scope, Stream } from "effect"
 import * as Planner from "../ai/Planner.js"
 import * as Synthesizer from "../ai/Synthesizer.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
@@ -32,6 +32,7 @@ import { CheckpointError, InvalidRequest, type PipelineError, PlanningError } fr
 import * as PlanExecutor from "./PlanExecutor.js"
 import * as PlanValidation from "./PlanValidation.js"
 import * as PromptBuilder from "./PromptBuilder.js"
+import * as RequestScope from "./RequestScope.js"
 import type { RoutingPlan } from "./RoutingPlan.js"
 import * as ShortCircuit from "./ShortCircuit.js"
 import { chunkUtf8 } from "./Utf8Chunks.js"
@@ -81,6 +82,8 @@ type PreSynthesis =
 
 interface RequestState extends StageRequest {
   readonly startedAt: number
+  /** The request's own scope: closed with the request's exit, before the record is finalized. */
+  readonly scope: Scope.CloseableScope
 }
 
 const decodeRequest = Schema.decodeUnknown(PipelineRequest)
@@ -177,12 +180,16 @@ export const make = (options?: PipelineOptions) =>
           enrichments: ConversationHistory.promote(decoded.metadata, preparer)
         }
         const recorder = recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial)
-        return { context, recorder, startedAt } satisfies RequestState
+        const scope = yield* Scope.make()
+        return { context, recorder, startedAt, scope } satisfies RequestState
       })
 
+    /** Closes the request scope (its cleanups may still report effects), then finalizes the record. */
     const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>, suspended: boolean) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended)))
+      Scope.close(state.scope, exit).pipe(
+        Effect.zipRight(Clock.currentTimeMillis),
+        Effect.flatMap((now) => state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended)))
+      )
 
     const recordPhase = (state: RequestState, phase: PhaseRecord) =>
       state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
@@ -286,16 +293,19 @@ export const make = (options?: PipelineOptions) =>
     })
 
     /** Everything before synthesis, shared by the buffered and streaming paths. */
-    // Hooks run only inside `preSynthesis` and `complete`; with recording off
-    // they run with effect reporting disabled (a no-op), set once per stage.
-    const hookScope = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      recording ? effect : Effect.locally(effect, HookEffects.currentInvocation, "disabled")
+    // Hooks and tools run only inside `preSynthesis` and `complete`: there they
+    // see the request scope, and with recording off effect reporting is
+    // disabled (a no-op) once per stage rather than once per invocation.
+    const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+      const scoped = Effect.locally(effect, RequestScope.currentRequestScope, Option.some(state.scope))
+      return recording ? scoped : Effect.locally(scoped, HookEffects.currentInvocation, "disabled")
+    }
 
     const preSynthesis = (
       state: RequestState,
       resume?: { readonly checkpoint: Checkpoint }
     ): Effect.Effect<PreSynthesis, PipelineError> =>
-      hookScope(Effect.gen(function*() {
+      hookScope(state, Effect.gen(function*() {
         let context = state.context
         let phasesResult
         if (resume === undefined) {
@@ -354,7 +364,7 @@ export const make = (options?: PipelineOptions) =>
       phases: ReadonlyArray<PhaseRecord>,
       draft: string
     ) =>
-      hookScope(Effect.gen(function*() {
+      hookScope(state, Effect.gen(function*() {
         // The model's output is saved before AfterSynthesis runs: a panicking
         // hook still leaves the raw draft in the failed record.
         yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
@@ -505,7 +515,8 @@ export const make = (options?: PipelineOptions) =>
             enrichments: Object.freeze({ ...checkpoint.enrichments })
           }),
           recorder: recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial),
-          startedAt
+          startedAt,
+          scope: yield* Scope.make()
         }
         const body = decision === "approve"
           ? buffered(state, { checkpoint })
