@@ -11,22 +11,13 @@ import {
   Approval,
   type ExecutionRecord,
   type Hook,
-  type Json,
   PromptBuilder,
   type RoutingPlan,
   ToolRegistry
 } from "effect-agent-pipeline"
 import { allTools, ExecuteTrade, NAMESPACE } from "../../examples/shared/DemoTools.js"
-import { makeHarness, plan, quoteStep, tracer, tradeStep } from "../support/Harness.js"
+import { convertStep, makeHarness, plan, quoteStep, tracer, tradeStep } from "../support/Harness.js"
 
-const convertStep = (stepId: string, amount: Json.Json, extra: Record<string, unknown> = {}) => ({
-  step_id: stepId,
-  namespace: NAMESPACE,
-  agent: "fx-service",
-  capability: "convert_currency",
-  parameters: { amount, from: "USD", to: "EUR" },
-  ...extra
-})
 
 /** The demo tools with a trade tool that counts its calls (still a mock). */
 const countingTools = () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Queue, Schema, TestClock } from "effect"
 import { type ExecutionRecord, Json, PlanExecutor, RoutingPlan, ToolRegistry } from "effect-agent-pipeline"
 import { allTools, NAMESPACE } from "../../examples/shared/DemoTools.js"
-import { plan, quoteStep, weatherStep } from "../support/Harness.js"
+import { convertStep, plan, quoteStep, weatherStep } from "../support/Harness.js"
 
 type StepResult = ExecutionRecord.StepResult
 
@@ -124,14 +124,6 @@ const echoStep = (stepId: string, value: Json.Json, extra: Record<string, unknow
 const refuseStep = (stepId: string, extra: Record<string, unknown> = {}) =>
   step(stepId, "refuser", "refuse", { why: stepId }, extra)
 const napStep = (stepId: string, ms: number, extra: Record<string, unknown> = {}) => step(stepId, "sleeper", "nap", { ms }, extra)
-const convertStep = (stepId: string, amount: Json.Json, extra: Record<string, unknown> = {}) => ({
-  step_id: stepId,
-  namespace: NAMESPACE,
-  agent: "fx-service",
-  capability: "convert_currency",
-  parameters: { amount, from: "USD", to: "EUR" },
-  ...extra
-})
 
 /** Decodes a wire-form plan (defaults applied). The executor expects a validated plan; these are. */
 const decodePlan = (raw: unknown) => Effect.orDie(RoutingPlan.decodeUnknown(raw))

@@ -12,6 +12,7 @@ import {
   ExecutionRecord,
   ExecutionStore,
   type Hook,
+  type Json,
   OfflineModel,
   Pipeline,
   PipelineHooks,
@@ -48,6 +49,15 @@ export const weatherStep = (stepId: string, city = "Paris", extra: Record<string
   agent: "weather-service",
   capability: "weather_forecast",
   parameters: { city },
+  ...extra
+})
+
+export const convertStep = (stepId: string, amount: Json.Json, extra: Record<string, unknown> = {}) => ({
+  step_id: stepId,
+  namespace: NAMESPACE,
+  agent: "fx-service",
+  capability: "convert_currency",
+  parameters: { amount, from: "USD", to: "EUR" },
   ...extra
 })
 
