@@ -212,9 +212,72 @@ export const make = (options?: PipelineOptions) =>
       })
 
     /**
-     * Runs phases from `startPhase`. With `approved`, the first phase executes
-     * that plan as is (a HITL resume: no planning, no AfterPlanning, no HITL).
+     * One phase: plan, AfterPlanning, HITL, execute. With `approved`, the phase
+     * executes that plan as is (a HITL resume: no planning, no AfterPlanning,
+     * no HITL).
      */
+    const runPhase = (
+      state: RequestState,
+      phase: number,
+      phases: ReadonlyArray<PhaseRecord>,
+      approved: RoutingPlan | undefined
+    ) =>
+      Effect.gen(function*() {
+        let plan: RoutingPlan
+        if (approved !== undefined) {
+          plan = approved
+        } else {
+          const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
+          const input: PromptBuilder.PromptInput = {
+            request: state.context.request,
+            enrichments: { ...state.context.enrichments },
+            tools: tools.descriptors,
+            phase,
+            priorResults: phases.flatMap((p) => p.steps)
+          }
+          const prompt = phases.length === 0
+            ? prompts.buildPlanningPrompt(input)
+            : prompts.buildContinuationPrompt(input)
+          const validation = validationFor(priorStepIds)
+          const candidate = yield* Planner.plan(model, prompt, phase, validation)
+          plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
+          if (Option.isSome(approval)) {
+            const verdict = yield* approval.value.evaluate(state.context, plan, phase)
+            if (verdict._tag === "Suspend") {
+              const checkpoint = new Checkpoint({
+                checkpointId: newId(),
+                requestId: state.context.requestId,
+                request: state.context.request,
+                metadata: state.context.metadata,
+                enrichments: state.context.enrichments,
+                phase,
+                plan,
+                priorPhases: phases,
+                reason: verdict.reason,
+                createdAt: yield* Clock.currentTimeMillis
+              }, TRUSTED)
+              yield* checkpoints.save(checkpoint).pipe(
+                Effect.mapError((e) =>
+                  new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
+                )
+              )
+              yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
+              return { _tag: "Suspended", checkpoint } as const
+            }
+          }
+        }
+        const executed = yield* executePhase(state, phase, plan, phases).pipe(
+          Effect.withSpan("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
+        )
+        return { _tag: "Executed", executed, terminal: plan.terminal } as const
+      }).pipe(
+        Effect.withSpan("pipeline.phase", {
+          captureStackTrace: false,
+          attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }
+        })
+      )
+
+    /** Runs phases from `startPhase` until a terminal plan, a suspension or the phase limit. */
     const runPhases = (
       state: RequestState,
       startPhase: number,
@@ -223,61 +286,11 @@ export const make = (options?: PipelineOptions) =>
     ) =>
       Effect.gen(function*() {
         const phases: Array<PhaseRecord> = [...priorPhases]
-        let resumed = approved
         for (let phase = startPhase; phase <= maxPhases; phase++) {
-          const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
-          let plan: RoutingPlan
-          if (resumed !== undefined) {
-            plan = resumed
-            resumed = undefined
-          } else {
-            const input: PromptBuilder.PromptInput = {
-              request: state.context.request,
-              enrichments: { ...state.context.enrichments },
-              tools: tools.descriptors,
-              phase,
-              priorResults: phases.flatMap((p) => p.steps)
-            }
-            const prompt = phase === 1 && phases.length === 0
-              ? prompts.buildPlanningPrompt(input)
-              : prompts.buildContinuationPrompt(input)
-            const validation = validationFor(priorStepIds)
-            const candidate = yield* Planner.plan(model, prompt, phase, validation)
-            plan = yield* afterPlanning.run(state, candidate, {
-              phase,
-              priorStepIds: [...priorStepIds],
-              validation
-            })
-            if (Option.isSome(approval)) {
-              const verdict = yield* approval.value.evaluate(state.context, plan, phase)
-              if (verdict._tag === "Suspend") {
-                const checkpoint = new Checkpoint({
-                  checkpointId: newId(),
-                  requestId: state.context.requestId,
-                  request: state.context.request,
-                  metadata: state.context.metadata,
-                  enrichments: state.context.enrichments,
-                  phase,
-                  plan,
-                  priorPhases: phases,
-                  reason: verdict.reason,
-                  createdAt: yield* Clock.currentTimeMillis
-                }, TRUSTED)
-                yield* checkpoints.save(checkpoint).pipe(
-                  Effect.mapError((e) =>
-                    new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
-                  )
-                )
-                yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
-                return { _tag: "Suspended", checkpoint } as const
-              }
-            }
-          }
-          const executed = yield* executePhase(state, phase, plan, phases).pipe(
-            Effect.withSpan("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
-          )
-          phases.push(executed)
-          if (plan.terminal) break
+          const outcome = yield* runPhase(state, phase, phases, phase === startPhase ? approved : undefined)
+          if (outcome._tag === "Suspended") return outcome
+          phases.push(outcome.executed)
+          if (outcome.terminal) break
           if (phase === maxPhases) {
             const note = `phase limit ${maxPhases} reached before a terminal plan; synthesizing`
             yield* Effect.logWarning(note)

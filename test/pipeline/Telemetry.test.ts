@@ -153,21 +153,32 @@ describe("telemetry: hook spans (C17)", () => {
       })
     ))
 
-  it.effect("C17: phase spans pipeline.execution carry pipeline.phase and sit under the request span", () =>
+  it.effect("C17: one pipeline.phase span per phase under the request span, covering planning, AfterPlanning and execution", () =>
     traced((tracing) =>
       Effect.gen(function*() {
         const h = yield* makeHarness({
+          hooks: [Hook.make({ name: "ap", afterPlanning: (_c, p) => Effect.succeed(p) })],
           script: { plans: [plan([quoteStep("s1")], false), plan([weatherStep("s2")])], synthesis: "done" }
         })
         yield* h.pipeline.process({ request: "two phases", requestId: "t-exec" })
         const spans = tracing.spans()
         const request = only(spans, "pipeline.request")
-        const executions = named(spans, "pipeline.execution")
-        expect(executions.map((s) => s.attributes["pipeline.phase"])).toEqual([1, 2])
-        for (const span of executions) {
+        const phases = named(spans, "pipeline.phase")
+        expect(phases.map((s) => s.attributes["pipeline.phase"])).toEqual([1, 2])
+        for (const span of phases) {
           expect(span.ended).toBe(true)
           expect(parentIdOf(span)).toBe(spanIdOf(request))
         }
+        const executions = named(spans, "pipeline.execution")
+        expect(executions.map((s) => s.attributes["pipeline.phase"])).toEqual([1, 2])
+        executions.forEach((span, i) => {
+          expect(span.ended).toBe(true)
+          expect(parentIdOf(span)).toBe(spanIdOf(phases[i]!))
+        })
+        const apSpans = named(spans, "pipeline.hook.after_planning.ap")
+        expect(apSpans.map((span) => parentIdOf(span))).toEqual(phases.map((span) => spanIdOf(span)))
+        const planning = named(spans, "Planner.plan")
+        expect(planning.map((span) => parentIdOf(span))).toEqual(phases.map((span) => spanIdOf(span)))
         expect(named(spans, "pipeline.synthesis")).toHaveLength(1)
         expect(parentIdOf(only(spans, "pipeline.synthesis"))).toBe(spanIdOf(request))
       })
