@@ -160,6 +160,15 @@ export const make = (options?: PipelineOptions) =>
           Effect.mapError((e) => new InvalidRequest({ detail: e.message.slice(0, 1000) }))
         )
         const requestId = decoded.requestId ?? RequestId.make(newId())
+        // A reused id would make every write of this request's record stale
+        // (the stored one is newer), silently losing its evidence: refuse it.
+        // A store that cannot answer does not block the request.
+        if (decoded.requestId !== undefined && recording) {
+          const existing = yield* Effect.option(store.get(requestId))
+          if (Option.isSome(existing) && Option.isSome(existing.value)) {
+            return yield* Effect.fail(new InvalidRequest({ detail: `requestId ${requestId} is already in use` }))
+          }
+        }
         const startedAt = yield* Clock.currentTimeMillis
         const initial: ExecutionRecord = {
           schemaVersion: 1,

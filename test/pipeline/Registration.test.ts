@@ -139,3 +139,21 @@ describe("registration", () => {
       expect(error._tag).toBe("InvalidRequiredAfterPlanningHook")
     }).pipe(Effect.scoped))
 })
+
+describe("request ids", () => {
+  it.effect("a reused requestId is refused as InvalidRequest and the first record is kept intact", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "done" }
+      })
+      yield* h.pipeline.process({ request: "first", requestId: "dup" })
+      const before = yield* h.record("dup")
+      const error = yield* Effect.flip(h.pipeline.process({ request: "second", requestId: "dup" }))
+      expect(error._tag).toBe("InvalidRequest")
+      expect(error.message).toMatch(/already in use/)
+      expect(yield* h.record("dup")).toEqual(before)
+      // Generated ids never collide.
+      const a = yield* h.pipeline.process({ request: "third" })
+      expect(a._tag).toBe("Completed")
+    }))
+})
