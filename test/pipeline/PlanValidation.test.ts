@@ -380,3 +380,28 @@ describe("PlanValidation.normalizeTerminal", () => {
     expect(PlanValidation.normalizeTerminal(terminal)).toBe(terminal)
   })
 })
+
+describe("PlanValidation.validate: exact plans and excess properties", () => {
+  it("an exact decoded plan validates as the same value; excess properties are stripped", () => {
+    const exact = {
+      steps: [{
+        step_id: "s1",
+        namespace: NAMESPACE,
+        agent: "stock-service",
+        capability: "stock_quote",
+        parameters: { symbol: "ACME" },
+        depends_on: [],
+        implicit_deps: [],
+        metadata: {}
+      }],
+      terminal: true
+    }
+    const same = PlanValidation.validate(exact, context())
+    expect(Either.isRight(same) && same.right).toEqual(exact)
+    const sloppy = PlanValidation.validate({ ...exact, injected: "x", steps: [{ ...exact.steps[0], extra: 1 }] }, context())
+    expect(Either.isRight(sloppy) && sloppy.right).toEqual(exact)
+    // An exact-shaped plan still goes through the graph checks.
+    const unknownTool = PlanValidation.validate({ ...exact, steps: [{ ...exact.steps[0], capability: "nope" }] }, context())
+    expect(Either.isLeft(unknownTool) && unknownTool.left.reason).toBe("unknown_tool")
+  })
+})
