@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { HookEffect } from "../record/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
@@ -163,10 +163,10 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
       participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
         Effect.gen(function*() {
           const enrichments: Record<string, Json> = { ...request.context.enrichments }
+          const clock = yield* Effect.clock
           for (let sequence = 0; sequence < participants.length; sequence++) {
             const { handler, hook, spanName } = participants[sequence]!
             const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
-            const now = yield* Clock.currentTimeMillis
             const result = yield* invoke<Step>({
               stage: "before_planning",
               hookName: hook.name,
@@ -185,7 +185,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
                     decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
                   }
                 }
-                const effects = applyChanges(enrichments, changes, now)
+                const effects = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
                 const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
                 if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects }
                 switch (evaluation._tag) {
