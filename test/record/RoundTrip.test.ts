@@ -17,6 +17,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck, Schema, Struct } from "effect"
 import { Json } from "../../src/pipeline/Json.js"
+import { AgentResponse, Completed, StreamEvent, Suspended, Token } from "../../src/pipeline/AgentResponse.js"
+import { Checkpoint } from "../../src/pipeline/Approval.js"
 import { PipelineRequest } from "../../src/pipeline/PipelineContext.js"
 import * as PipelineErrors from "../../src/pipeline/PipelineError.js"
 import { RoutingPlan, RoutingStep } from "../../src/pipeline/RoutingPlan.js"
@@ -98,6 +100,32 @@ const ExecutionRecordA = Schema.Struct({
   phases: Schema.Array(PhaseRecordA),
   hookInvocations: Schema.Array(HookInvocationA)
 })
+
+// HITL checkpoints (persisted by the CheckpointStore) and responses / stream
+// events (sent over HTTP and SSE).
+const checkpointArbitrary = Arbitrary.make(
+  Schema.Struct({
+    ...Checkpoint.fields,
+    metadata: JsonObjectA,
+    enrichments: JsonObjectA,
+    plan: RoutingPlanA,
+    priorPhases: Schema.Array(PhaseRecordA),
+    createdAt: FiniteNumber
+  })
+).map((props) => new Checkpoint(props))
+const agentResponseArbitrary = Arbitrary.make(
+  Schema.Struct({
+    ...AgentResponse.fields,
+    confidence: FiniteNumber,
+    metadata: JsonObjectA,
+    phases: Schema.Array(PhaseRecordA)
+  })
+).map((props) => new AgentResponse(props))
+const streamEventArbitrary: FastCheck.Arbitrary<StreamEvent> = FastCheck.oneof(
+  FastCheck.string().map((text) => new Token({ text })),
+  agentResponseArbitrary.map((response) => new Completed({ response })),
+  checkpointArbitrary.map((checkpoint) => new Suspended({ requestId: checkpoint.requestId, checkpoint }))
+)
 
 // The annotations give arbitraries of exactly the models' types.
 const arbitraries = {
@@ -201,6 +229,9 @@ describe("persisted models round-trip", () => {
   roundTrip("PhaseRecord", PhaseRecord, arbitraries.PhaseRecord, 50)
   roundTrip("ExecutionRecord", ExecutionRecord, arbitraries.ExecutionRecord, 50)
   roundTrip("PipelineRequest", PipelineRequest, arbitraries.PipelineRequest)
+  roundTrip("Checkpoint", Checkpoint, checkpointArbitrary, 50)
+  roundTrip("AgentResponse", AgentResponse, agentResponseArbitrary, 50)
+  roundTrip("StreamEvent", StreamEvent, streamEventArbitrary, 50)
 
   it.prop(
     "ExecutionRecord: recordRevision is persisted under record_revision",
