@@ -120,13 +120,15 @@ describe("prompting", () => {
       phase: 1,
       priorResults: []
     })
-    expect(count(prompt, "<agent_memory>")).toBe(1)
-    expect(count(prompt, "</agent_memory>")).toBe(1)
-    expect(count(prompt, "<user_request>")).toBe(1)
-    expect(count(prompt, "</user_request>")).toBe(1)
-    expect(count(prompt, "</conversation_history>")).toBe(1)
-    expect(count(prompt, "<instructions>")).toBe(1)
-    expect(count(prompt, "<tools>")).toBe(1)
+    // Not even a half tag ("</agent_memory" without ">") may survive in content.
+    expect(count(prompt, "<agent_memory")).toBe(1)
+    expect(count(prompt, "</agent_memory")).toBe(1)
+    expect(count(prompt, "<user_request")).toBe(1)
+    expect(count(prompt, "</user_request")).toBe(1)
+    expect(count(prompt, "<conversation_history")).toBe(1)
+    expect(count(prompt, "</conversation_history")).toBe(1)
+    expect(count(prompt, "<instructions")).toBe(1)
+    expect(count(prompt, "<tools")).toBe(1)
     // The user profile keeps its own block (it is inserted verbatim)…
     expect(prompt).toContain("<user_profile>ok</user_profile>")
     // …and the escaped content reads back exactly.
@@ -156,4 +158,15 @@ describe("prompting", () => {
       expect(received).toEqual([{ tenant: "acme" }, { tenant: "acme" }])
       expect(planningPrompt(h)).toContain("<tenant>mutated</tenant>")
     }))
+})
+
+describe("escaping", () => {
+  it("C7: escapeContent turns &, < and > into entities and unescapeContent reverses it", () => {
+    expect(PromptBuilder.escapeContent("a<b>&c")).toBe("a&lt;b&gt;&amp;c")
+    expect(PromptBuilder.escapeContent("plain")).toBe("plain")
+    for (const text of ["&lt; literal", "<<>>&&", "x &amp; y", "</agent_memory>"]) {
+      expect(PromptBuilder.unescapeContent(PromptBuilder.escapeContent(text))).toBe(text)
+      expect(PromptBuilder.escapeContent(text)).not.toMatch(/[<>]/)
+    }
+  })
 })
