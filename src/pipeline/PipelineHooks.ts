@@ -88,6 +88,30 @@ export const layer = <R = never>(hooks: ReadonlyArray<Hook.Hook<R>>): Layer.Laye
   Layer.effectContext(make(hooks))
 
 /**
+ * Registration of hooks that need construction (a client to open, a
+ * configuration to read): the Effect builds the list, then it is validated
+ * like {@link layer}'s.
+ *
+ * @example
+ * ```ts
+ * import { Config, Effect } from "effect"
+ * import { Hook, PipelineHooks } from "effect-agent-pipeline"
+ *
+ * const HooksLive = PipelineHooks.layerEffect(
+ *   Effect.gen(function*() {
+ *     const banner = yield* Config.string("BANNER").pipe(Config.withDefault(""))
+ *     return [Hook.make({ name: "banner", afterSynthesis: (_c, t) => Effect.succeed(banner + t) })]
+ *   })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerEffect = <R, E, R2>(
+  hooks: Effect.Effect<ReadonlyArray<Hook.Hook<R>>, E, R2>
+): Layer.Layer<Stages, HookConfigError | E, R | R2> => Layer.effectContext(Effect.flatMap(hooks, make))
+
+/**
  * Registration from untyped input (JavaScript callers, configuration):
  * anything that is not a hook fails with a typed error, never a crash.
  *

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
-import { Hook, HookRegistration, PipelineError, PipelineHooks } from "effect-agent-pipeline"
+import { Context, Effect, Either, Layer } from "effect"
+import { AfterSynthesis, Hook, HookRegistration, PipelineError, PipelineHooks } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, tracer } from "../support/Harness.js"
 
 const passThrough = (name: string) => Hook.make({ name, afterPlanning: (_ctx, p) => Effect.succeed(p) })
@@ -156,4 +156,22 @@ describe("request ids", () => {
       const a = yield* h.pipeline.process({ request: "third" })
       expect(a._tag).toBe("Completed")
     }))
+})
+
+describe("hooks that need construction", () => {
+  it.effect("C1: PipelineHooks.layerEffect builds hooks with an Effect, then validates and registers them in order", () =>
+    Effect.gen(function*() {
+      const calls: Array<string> = []
+      const built = PipelineHooks.layerEffect(
+        Effect.sync(() => [tracer("built-a", calls), tracer("built-b", calls)])
+      )
+      const context = yield* Layer.build(built)
+      const afterSynthesis = Context.get(context, AfterSynthesis.AfterSynthesis)
+      expect(afterSynthesis.hookCount).toBe(2)
+      const notTerminal = [tracer("a", calls), { ...tracer("gov", calls), required: true }, tracer("late", calls)]
+      const invalid = yield* Effect.flip(Layer.build(PipelineHooks.layerEffect(Effect.succeed(notTerminal))))
+      expect(invalid._tag).toBe("InvalidRequiredAfterPlanningHook")
+      const failing = yield* Effect.flip(Layer.build(PipelineHooks.layerEffect<never, "config missing", never>(Effect.fail("config missing"))))
+      expect(failing).toBe("config missing")
+    }).pipe(Effect.scoped))
 })
