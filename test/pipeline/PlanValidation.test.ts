@@ -8,23 +8,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { PlanValidation, RoutingPlan, ToolRegistry } from "effect-agent-pipeline"
 import { allTools, NAMESPACE } from "../../examples/shared/DemoTools.js"
-import { plan, quoteStep, tradeStep, weatherStep } from "../support/Harness.js"
+import { convertStep, plan, quoteStep, tradeStep, weatherStep } from "../support/Harness.js"
 
 const registry = Effect.runSync(ToolRegistry.make(allTools))
 
 const context = (prior: ReadonlyArray<string> = []): PlanValidation.ValidationContext => ({
   hasTool: registry.has,
   priorStepIds: new Set(prior)
-})
-
-/** A convert_currency step (numeric `amount`, so it can consume a quote's price). */
-const convertStep = (stepId: string, amount: unknown, extra: Record<string, unknown> = {}) => ({
-  step_id: stepId,
-  namespace: NAMESPACE,
-  agent: "fx-service",
-  capability: "convert_currency",
-  parameters: { amount, from: "USD", to: "EUR" },
-  ...extra
 })
 
 const validPlan = (raw: unknown, prior: ReadonlyArray<string> = []): RoutingPlan.RoutingPlan => {
