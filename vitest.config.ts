@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url"
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
 export default defineConfig({
   resolve: {
@@ -7,6 +7,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // The package test packs and installs with npm: `npm run test:package`.
+    exclude: [...configDefaults.exclude, "test/package/**"],
     testTimeout: 30_000
   }
 })

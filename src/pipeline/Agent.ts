@@ -1,60 +1,145 @@
 /**
- * One-call assembly of a runnable agent: hooks + tools + pipeline options,
- * with the embedded defaults (offline model, in-memory execution and
- * checkpoint stores) that any Layer can replace.
+ * Assembling an agent: one call takes every part — the model (required),
+ * tools, hooks, stores, policies and options — and returns the Layer that
+ * provides the `Pipeline` and the stores its evidence lives in. Each part is
+ * named, so a part cannot be swapped by providing a Layer from outside and
+ * silently be ignored. `layerOffline` and `layerTest` are presets over
+ * {@link layer}.
  *
  * @since 0.1.0
  */
-import type { LanguageModel } from "@effect/ai"
-import { Layer } from "effect"
+import { LanguageModel } from "@effect/ai"
+import { Cause, Context, Effect, Layer, Option } from "effect"
 import * as OfflineModel from "../ai/OfflineModel.js"
+import * as ScriptedModel from "../ai/ScriptedModel.js"
 import * as ToolRegistry from "../ai/ToolRegistry.js"
+import type { ExecutionRecord } from "../record/ExecutionRecord.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
+import { ApprovalPolicy } from "./Approval.js"
+import { ConversationHistoryPreparer } from "./ConversationHistory.js"
 import type * as Hook from "./Hook.js"
 import { Pipeline, type PipelineOptions, layer as pipelineLayer } from "./Pipeline.js"
-import type { HookConfigError } from "./PipelineError.js"
+import type { AgentConfigError } from "./PipelineError.js"
 import * as PipelineHooks from "./PipelineHooks.js"
+import { PromptBuilder } from "./PromptBuilder.js"
+import { Gate } from "./ShortCircuit.js"
 
 /**
- * What an agent is made of.
+ * The parts of an agent. Only `model` and `tools` are required; every other
+ * part has a default.
+ *
+ * Type parameters are inferred from the parts: `EM`/`RM` are the model
+ * Layer's error and requirements, `RH` what the hooks need (and `EH` what
+ * building them can fail with), `RT` what the tool handlers need, `ES`/`RS`
+ * and `EC`/`RC` the stores'.
  *
  * @since 0.1.0
  */
-export interface AgentConfig<RH, RT> {
-  readonly hooks?: ReadonlyArray<Hook.Hook<RH>> | undefined
+export interface AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC> {
+  /**
+   * The language model: `OfflineModel.layer` (deterministic, no network),
+   * `ScriptedModel.layer(script)` (tests) or a provider Layer from
+   * `@effect/ai-openai` / `@effect/ai-anthropic`.
+   */
+  readonly model: Layer.Layer<LanguageModel.LanguageModel, EM, RM>
+  /** The tools the planner may call (`ToolRegistry.entry`). */
   readonly tools: ReadonlyArray<ToolRegistry.ToolEntry<RT>>
+  /**
+   * The hooks, in registration order — or an Effect that builds them (a
+   * client to open, configuration to read). Default: none.
+   */
+  readonly hooks?:
+    | ReadonlyArray<Hook.Hook<RH>>
+    | Effect.Effect<ReadonlyArray<Hook.Hook<RH>>, EH, RH>
+    | undefined
+  /** Where execution records go. Default: `ExecutionStore.layerMemory()`. */
+  readonly executionStore?: Layer.Layer<ExecutionStore.ExecutionStore, ES, RS> | undefined
+  /** Where HITL checkpoints wait. Default: `CheckpointStore.layerMemory`. */
+  readonly checkpointStore?: Layer.Layer<CheckpointStore.CheckpointStore, EC, RC> | undefined
+  /** Human-in-the-loop: may suspend a phase's plan for a decision. Default: approve everything. */
+  readonly approval?: ApprovalPolicy["Type"] | undefined
+  /** The short-circuit gate (cache reads, variation dimensions). Default: `ShortCircuit.defaultGate`. */
+  readonly gate?: Gate["Type"] | undefined
+  /** Renders planning, continuation and synthesis prompts. Default: `PromptBuilder.defaultBuilder`. */
+  readonly promptBuilder?: PromptBuilder.Service | undefined
+  /** Turns `metadata.conversation_turns` into `conversation_history`. Default: the last 20 turns. */
+  readonly conversationHistory?: ConversationHistoryPreparer["Type"] | undefined
+  /** Pipeline options (phases, concurrency, recording, size limits). */
   readonly options?: PipelineOptions | undefined
 }
 
 /**
- * The pipeline over hooks and tools; the model and stores come from context.
+ * What an assembled agent provides: the pipeline, and the stores so callers
+ * can read records and checkpoints.
  *
  * @since 0.1.0
  */
-export const layer = <RH = never, RT = never>(
-  config: AgentConfig<RH, RT>
-): Layer.Layer<
-  Pipeline,
-  HookConfigError,
-  RH | RT | LanguageModel.LanguageModel | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
-> =>
-  pipelineLayer(config.options).pipe(
-    Layer.provide(PipelineHooks.layer(config.hooks ?? [])),
-    Layer.provide(ToolRegistry.layer(config.tools))
+export type Services = Pipeline | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
+
+const optionalServices = (config: AgentConfig<unknown, unknown, unknown, unknown, unknown, unknown, unknown, unknown, unknown>) => {
+  let services = Context.empty()
+  if (config.approval !== undefined) services = Context.add(services, ApprovalPolicy, config.approval)
+  if (config.gate !== undefined) services = Context.add(services, Gate, config.gate)
+  if (config.promptBuilder !== undefined) services = Context.add(services, PromptBuilder, config.promptBuilder)
+  if (config.conversationHistory !== undefined) {
+    services = Context.add(services, ConversationHistoryPreparer, config.conversationHistory)
+  }
+  return services
+}
+
+/**
+ * Assembles an agent from its parts.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, OfflineModel, Pipeline } from "effect-agent-pipeline"
+ *
+ * const AgentLive = Agent.layer({ model: OfflineModel.layer, tools: [], options: { maxPhases: 2 } })
+ *
+ * const program = Effect.gen(function*() {
+ *   const pipeline = yield* Pipeline.Pipeline
+ *   return yield* pipeline.process({ request: "What is the stock quote for ACME?" })
+ * }).pipe(Effect.provide(AgentLive))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = <
+  EM,
+  RM,
+  RH = never,
+  EH = never,
+  RT = never,
+  ES = never,
+  RS = never,
+  EC = never,
+  RC = never
+>(
+  config: AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC>
+): Layer.Layer<Services, AgentConfigError | EM | EH | ES | EC, RM | RH | RT | RS | RC> => {
+  const hooks = config.hooks === undefined
+    ? PipelineHooks.layer<RH>([])
+    : Effect.isEffect(config.hooks)
+    ? PipelineHooks.layerEffect(config.hooks)
+    : PipelineHooks.layer(config.hooks)
+  const parts = Layer.mergeAll(
+    hooks,
+    ToolRegistry.layer(config.tools),
+    config.model,
+    Layer.succeedContext(optionalServices(config))
   )
+  const stores = Layer.merge(
+    config.executionStore ?? ExecutionStore.layerMemory(),
+    config.checkpointStore ?? CheckpointStore.layerMemory
+  )
+  return pipelineLayer(config.options).pipe(Layer.provide(parts), Layer.provideMerge(stores))
+}
 
 /**
- * The embedded defaults: offline model, in-memory stores.
- *
- * @since 0.1.0
- */
-export const layerDefaults: Layer.Layer<
-  LanguageModel.LanguageModel | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
-> = Layer.mergeAll(OfflineModel.layer, ExecutionStore.layerMemory(), CheckpointStore.layerMemory)
-
-/**
- * A complete agent on the embedded defaults.
+ * An agent on the embedded defaults: the offline model (deterministic, no
+ * network) and in-memory stores. Every other part as in {@link layer}.
  *
  * @example
  * ```ts
@@ -72,7 +157,84 @@ export const layerDefaults: Layer.Layer<
  *
  * @since 0.1.0
  */
-export const layerOffline = <RH = never, RT = never>(
-  config: AgentConfig<RH, RT>
-): Layer.Layer<Pipeline | ExecutionStore.ExecutionStore, HookConfigError, RH | RT> =>
-  Layer.provideMerge(layer(config), layerDefaults)
+export const layerOffline = <RH = never, EH = never, RT = never, ES = never, RS = never, EC = never, RC = never>(
+  config: Omit<AgentConfig<never, never, RH, EH, RT, ES, RS, EC, RC>, "model">
+): Layer.Layer<Services, AgentConfigError | EH | ES | EC, RH | RT | RS | RC> =>
+  layer({ ...config, model: OfflineModel.layer })
+
+/**
+ * What a test sees of an agent built by {@link layerTest}: the prompts the
+ * scripted model received and the records the agent stored.
+ *
+ * @since 0.1.0
+ */
+export class TestAgent extends Context.Tag("effect-agent-pipeline/TestAgent")<TestAgent, TestAgent.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace TestAgent {
+  /** @since 0.1.0 */
+  export interface Service {
+    /** Every prompt the scripted model received, in order (a live view). */
+    readonly prompts: ReadonlyArray<ScriptedModel.RecordedPrompt>
+    /** How many scripted plans have been consumed. */
+    readonly plansUsed: () => number
+    /** The stored record of a request; `NoSuchElementException` when there is none. */
+    readonly record: (requestId: string) => Effect.Effect<ExecutionRecord, Cause.NoSuchElementException>
+    /** Every stored record, most recently written first. */
+    readonly records: Effect.Effect<ReadonlyArray<ExecutionRecord>>
+  }
+}
+
+/**
+ * An agent for tests: the {@link ScriptedModel} answers from `script` and
+ * records every prompt, stores are in memory (unless given), and the
+ * {@link TestAgent} service reads prompts and records back. Every other part
+ * as in {@link layer}.
+ *
+ * @example
+ * ```ts
+ * import { expect, it } from "@effect/vitest"
+ * import { Effect } from "effect"
+ * import { Agent, Pipeline } from "effect-agent-pipeline"
+ *
+ * it.effect("answers from the script", () =>
+ *   Effect.gen(function*() {
+ *     const pipeline = yield* Pipeline.Pipeline
+ *     const result = yield* pipeline.process({ request: "hello", requestId: "t-1" })
+ *     expect(result._tag).toBe("Completed")
+ *     const test = yield* Agent.TestAgent
+ *     expect(test.prompts.map((p) => p.kind)).toEqual(["plan", "text"])
+ *     expect((yield* test.record("t-1")).lifecycle?.status).toBe("succeeded")
+ *   }).pipe(Effect.provide(Agent.layerTest({ tools: [], script: { plans: [{ steps: [] }], synthesis: "hi" } }))))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerTest = <RH = never, EH = never, RT = never, ES = never, RS = never, EC = never, RC = never>(
+  config: Omit<AgentConfig<never, never, RH, EH, RT, ES, RS, EC, RC>, "model"> & {
+    readonly script: ScriptedModel.Script
+  }
+): Layer.Layer<Services | TestAgent, AgentConfigError | EH | ES | EC, RH | RT | RS | RC> =>
+  Layer.unwrapEffect(
+    Effect.map(ScriptedModel.make(config.script), (scripted) => {
+      const { script: _script, ...parts } = config
+      const agent = layer({ ...parts, model: Layer.succeed(LanguageModel.LanguageModel, scripted.service) })
+      const probe = Layer.effect(
+        TestAgent,
+        Effect.map(ExecutionStore.ExecutionStore, (store): TestAgent.Service => ({
+          prompts: scripted.prompts,
+          plansUsed: scripted.plansUsed,
+          record: (requestId) =>
+            store.get(requestId).pipe(
+              Effect.orDie,
+              Effect.flatMap(Option.match({
+                onNone: () => Effect.fail(new Cause.NoSuchElementException(`no execution record for request ${requestId}`)),
+                onSome: Effect.succeed
+              }))
+            ),
+          records: Effect.orDie(store.list())
+        }))
+      )
+      return Layer.provideMerge(probe, agent)
+    })
+  )

@@ -13,9 +13,10 @@ import type { HookEffect } from "../record/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
-import { equals, isJson, type Json, type JsonObject } from "./Json.js"
+import { encodedSize, equals, isJson, type Json, type JsonObject } from "./Json.js"
 import { HookContractError } from "./PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
+import { byteLength } from "./Utf8Chunks.js"
 
 /**
  * The accepted short-circuit that ended BeforePlanning.
@@ -54,9 +55,14 @@ export declare namespace BeforePlanning {
   /** @since 0.1.0 */
   export interface Service {
     readonly hookCount: number
+    /**
+     * Runs the hooks. `maxEnrichmentBytes` bounds the JSON size of all
+     * enrichments together; a hook whose changes would exceed it fails open.
+     */
     readonly run: (
       request: StageRequest,
-      gate: ShortCircuit.PipelineGate
+      gate: ShortCircuit.PipelineGate,
+      maxEnrichmentBytes: number
     ) => Effect.Effect<Outcome, HookContractError>
   }
 }
@@ -141,6 +147,29 @@ const applyChanges = (
   return effects
 }
 
+/** What one enrichment adds to the JSON text of all of them: `"key":value`. */
+const entrySize = (key: string, value: Json): number => byteLength(key) + 3 + encodedSize(value)
+
+const sizesOf = (enrichments: JsonObject): Map<string, number> => {
+  const sizes = new Map<string, number>()
+  for (const key of Object.keys(enrichments)) sizes.set(key, entrySize(key, enrichments[key]!))
+  return sizes
+}
+
+/** The per-key sizes after `changes` (set, then remove — as they are applied). */
+const sizesAfter = (sizes: ReadonlyMap<string, number>, changes: Changes): Map<string, number> => {
+  const next = new Map(sizes)
+  for (const key of Object.keys(changes.set)) next.set(key, entrySize(key, changes.set[key]!))
+  for (const key of changes.remove) next.delete(key)
+  return next
+}
+
+const totalSize = (sizes: ReadonlyMap<string, number>): number => {
+  let total = 2 + Math.max(0, sizes.size - 1)
+  for (const size of sizes.values()) total += size
+  return total
+}
+
 type Step =
   | { readonly _tag: "Continue"; readonly rejectedReason?: string | undefined }
   | {
@@ -159,10 +188,12 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
   const participants = participantsOf(hooks, "beforePlanning", "before_planning")
   return {
     hookCount: participants.length,
-    run: (request, gate) =>
+    run: (request, gate, maxEnrichmentBytes) =>
       participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
         Effect.gen(function*() {
           const enrichments: Record<string, Json> = { ...request.context.enrichments }
+          // Per-key JSON sizes, measured when a hook first changes something.
+          let sizes: Map<string, number> | undefined
           const clock = yield* Effect.clock
           for (let sequence = 0; sequence < participants.length; sequence++) {
             const { handler, hook, spanName } = participants[sequence]!
@@ -184,6 +215,19 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
                     error: `wrong result shape: ${changes}`,
                     decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
                   }
+                }
+                if (changes.remove.length > 0 || Object.keys(changes.set).length > 0) {
+                  const next = sizesAfter(sizes ?? sizesOf(enrichments), changes)
+                  const total = totalSize(next)
+                  if (total > maxEnrichmentBytes) {
+                    return {
+                      _tag: "Reject",
+                      error: `enrichments would total ${total} bytes, over the limit of ${maxEnrichmentBytes} bytes ` +
+                        "(PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped",
+                      decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
+                    }
+                  }
+                  sizes = next
                 }
                 const effects = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
                 const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Cause, Clock, Context, Effect, Either, Exit, FiberId, Layer, Option, Schema, Scope, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Either, Exit, FiberId, Layer, Option, Scope, Stream } from "effect"
 import * as Planner from "../ai/Planner.js"
 import * as Synthesizer from "../ai/Synthesizer.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
@@ -27,31 +27,30 @@ import * as ConversationHistory from "./ConversationHistory.js"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import { failureText } from "./internal/invokeHook.js"
 import type { JsonObject } from "./Json.js"
-import { type PipelineContext, PipelineRequest, RequestId } from "./PipelineContext.js"
-import { CheckpointError, InvalidRequest, type PipelineError, PlanningError } from "./PipelineError.js"
+import { type PipelineContext, RequestId } from "./PipelineContext.js"
+import {
+  CheckpointError,
+  InvalidPipelineOptions,
+  InvalidRequest,
+  type PipelineError,
+  PlanningError
+} from "./PipelineError.js"
+import * as Options from "./PipelineOptions.js"
+import * as PipelineRequest from "./PipelineRequest.js"
 import * as PlanExecutor from "./PlanExecutor.js"
 import * as PlanValidation from "./PlanValidation.js"
 import * as PromptBuilder from "./PromptBuilder.js"
 import * as RequestScope from "./RequestScope.js"
-import type { RoutingPlan } from "./RoutingPlan.js"
+import type { RoutingPlan, RoutingPlanInput } from "./RoutingPlan.js"
 import * as ShortCircuit from "./ShortCircuit.js"
 import { chunkUtf8 } from "./Utf8Chunks.js"
 
 /**
- * Pipeline options.
+ * Pipeline options (see the `PipelineOptions` module for each field and its default).
  *
  * @since 0.1.0
  */
-export interface PipelineOptions {
-  /** Planning phases before synthesis is forced (default 3). */
-  readonly maxPhases?: number | undefined
-  /** Tool calls in flight at once (default 4). */
-  readonly concurrency?: number | undefined
-  /** Record execution evidence (default true). Off: effect reports are no-ops. */
-  readonly recording?: boolean | undefined
-  /** Byte size of the chunks a streamed short-circuit is delivered in (default 64). */
-  readonly shortCircuitChunkBytes?: number | undefined
-}
+export type PipelineOptions = Options.PipelineOptions
 
 /**
  * The pipeline service.
@@ -64,14 +63,21 @@ export class Pipeline extends Context.Tag("effect-agent-pipeline/Pipeline")<Pipe
 export declare namespace Pipeline {
   /** @since 0.1.0 */
   export interface Service {
-    /** Runs a request (a `PipelineRequest` or its JSON form) to completion or suspension. */
-    readonly process: (input: unknown) => Effect.Effect<PipelineResult, PipelineError>
+    /**
+     * Runs a request to completion (`Completed`) or to a HITL suspension
+     * (`Suspended`). Untyped input (JSON from the wire) goes through
+     * `PipelineRequest.decode` first, or is decoded here with the same checks.
+     */
+    readonly process: (input: PipelineRequest.Input) => Effect.Effect<PipelineResult, PipelineError>
     /** Streams synthesis tokens, then the final (post-hook) response or the suspension. */
-    readonly stream: (input: unknown) => Stream.Stream<StreamEvent, PipelineError>
+    readonly stream: (input: PipelineRequest.Input) => Stream.Stream<StreamEvent, PipelineError>
     /** Resumes a suspended request. The approved plan runs without AfterPlanning. */
     readonly resume: (checkpointId: string, decision: ApprovalDecision) => Effect.Effect<PipelineResult, PipelineError>
     /** Workflow mode: executes a given plan and synthesizes; runs no pipeline hooks (C20). */
-    readonly executePlanWithSynthesis: (input: unknown, plan: unknown) => Effect.Effect<AgentResponse, PipelineError>
+    readonly executePlanWithSynthesis: (
+      input: PipelineRequest.Input,
+      plan: RoutingPlanInput
+    ) => Effect.Effect<AgentResponse, PipelineError>
   }
 }
 
@@ -85,8 +91,6 @@ interface RequestState extends StageRequest {
   /** The request's own scope: closed with the request's exit, before the record is finalized. */
   readonly scope: Scope.CloseableScope
 }
-
-const decodeRequest = Schema.decodeUnknown(PipelineRequest)
 
 const confidenceOf = (phases: ReadonlyArray<PhaseRecord>): number => {
   const steps = phases.flatMap((p) => p.steps)
@@ -130,10 +134,10 @@ const TRUSTED = { disableValidation: true } as const
  */
 export const make = (options?: PipelineOptions) =>
   Effect.gen(function*() {
-    const maxPhases = Math.max(1, options?.maxPhases ?? 3)
-    const concurrency = options?.concurrency
-    const recording = options?.recording ?? true
-    const chunkBytes = options?.shortCircuitChunkBytes ?? 64
+    const resolved = yield* Options.resolve(options)
+    const { concurrency, maxEnrichmentBytes, maxPhases, recording } = resolved
+    const chunkBytes = resolved.shortCircuitChunkBytes
+    const limits: PipelineRequest.Limits = resolved
     const beforePlanning = yield* BeforePlanning
     const afterPlanning = yield* AfterPlanning
     const afterExecution = yield* AfterExecution
@@ -156,8 +160,16 @@ export const make = (options?: PipelineOptions) =>
 
     const begin = (input: unknown, mode: RecordMode) =>
       Effect.gen(function*() {
-        const decoded = yield* decodeRequest(input).pipe(
-          Effect.mapError((e) => new InvalidRequest({ detail: e.message.slice(0, 1000) }))
+        const decoded = yield* PipelineRequest.decode(input, limits).pipe(
+          Effect.tapError((refused) =>
+            // An oversized request leaves no record (its content is not
+            // stored anywhere); operators see this diagnostic instead.
+            refused.reason === "too_large"
+              ? Effect.logWarning(`request refused: ${refused.message}`).pipe(
+                Effect.annotateLogs({ "pipeline.request.refused": refused.reason })
+              )
+              : Effect.void
+          )
         )
         const requestId = decoded.requestId ?? RequestId.make(newId())
         // A reused id would make every write of this request's record stale
@@ -166,7 +178,13 @@ export const make = (options?: PipelineOptions) =>
         if (decoded.requestId !== undefined && recording) {
           const existing = yield* Effect.option(store.get(requestId))
           if (Option.isSome(existing) && Option.isSome(existing.value)) {
-            return yield* Effect.fail(new InvalidRequest({ detail: `requestId ${requestId} is already in use` }))
+            return yield* Effect.fail(
+              new InvalidRequest({
+                reason: "request_id_in_use",
+                path: "requestId",
+                detail: `"${requestId}" already names a stored execution record`
+              })
+            )
           }
         }
         const startedAt = yield* Clock.currentTimeMillis
@@ -333,7 +351,8 @@ export const make = (options?: PipelineOptions) =>
         if (resume === undefined) {
           const outcome = yield* beforePlanning.run(
             state,
-            Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate
+            Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate,
+            maxEnrichmentBytes
           ).pipe(Effect.withSpan("pipeline.before_planning", { captureStackTrace: false }))
           if (outcome.shortCircuit !== undefined) {
             return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
@@ -430,12 +449,12 @@ export const make = (options?: PipelineOptions) =>
         })
       )
 
-    const process = (input: unknown): Effect.Effect<PipelineResult, PipelineError> =>
+    const process = (input: PipelineRequest.Input): Effect.Effect<PipelineResult, PipelineError> =>
       Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline"))
 
     // ---- streaming -----------------------------------------------------------------
 
-    const stream = (input: unknown): Stream.Stream<StreamEvent, PipelineError> =>
+    const stream = (input: PipelineRequest.Input): Stream.Stream<StreamEvent, PipelineError> =>
       Stream.unwrap(
         Effect.map(begin(input, "stream"), (state) => {
           let suspended = false
@@ -548,7 +567,10 @@ export const make = (options?: PipelineOptions) =>
 
     // ---- workflow mode ---------------------------------------------------------------
 
-    const executePlanWithSynthesis = (input: unknown, rawPlan: unknown): Effect.Effect<AgentResponse, PipelineError> =>
+    const executePlanWithSynthesis = (
+      input: PipelineRequest.Input,
+      rawPlan: RoutingPlanInput
+    ): Effect.Effect<AgentResponse, PipelineError> =>
       Effect.flatMap(begin(input, "workflow"), (state) =>
         Effect.gen(function*() {
           const validated = PlanValidation.validate(rawPlan, validationFor(new Set()))
@@ -596,5 +618,16 @@ export const make = (options?: PipelineOptions) =>
  *
  * @since 0.1.0
  */
-export const layer = (options?: PipelineOptions) => Layer.effect(Pipeline, make(options))
+export const layer = (options?: PipelineOptions): Layer.Layer<
+  Pipeline,
+  InvalidPipelineOptions,
+  | BeforePlanning
+  | AfterPlanning
+  | AfterExecution
+  | AfterSynthesis
+  | LanguageModel.LanguageModel
+  | ToolRegistry
+  | ExecutionStore
+  | CheckpointStore
+> => Layer.effect(Pipeline, make(options))
 

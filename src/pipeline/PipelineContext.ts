@@ -16,7 +16,10 @@ import { JsonObject } from "./Json.js"
  *
  * @since 0.1.0
  */
-export const RequestId = Schema.String.pipe(Schema.minLength(1), Schema.brand("RequestId"))
+export const RequestId = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must be a non-empty string" }),
+  Schema.brand("RequestId")
+)
 /** @since 0.1.0 */
 export type RequestId = typeof RequestId.Type
 
@@ -42,18 +45,6 @@ export const KnownEnrichmentKeys = [
   EnrichmentActivityCoordination,
   EnrichmentUserProfile
 ] as const
-
-/**
- * An incoming request as callers send it (HTTP body, CLI, tests). Decoded
- * with {@link decodeRequest}; anything else is an `InvalidRequest`.
- *
- * @since 0.1.0
- */
-export class PipelineRequest extends Schema.Class<PipelineRequest>("effect-agent-pipeline/PipelineRequest")({
-  request: Schema.String.pipe(Schema.minLength(1, { message: () => "request must be a non-empty string" })),
-  metadata: Schema.optionalWith(JsonObject, { default: () => ({}) }),
-  requestId: Schema.optional(RequestId)
-}) {}
 
 /**
  * The snapshot a hook sees. Enrichments are a fresh copy for every

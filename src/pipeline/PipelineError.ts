@@ -66,15 +66,73 @@ export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<Invalid
 export type HookConfigError = InvalidOrchestratorConfig | InvalidRequiredAfterPlanningHook
 
 /**
- * The request body is not a valid `PipelineRequest`.
+ * A pipeline option has a value the pipeline cannot run with (a zero
+ * concurrency, a fractional phase count) or is not an option at all. The
+ * pipeline Layer fails with it at construction.
+ *
+ * @since 0.1.0
+ */
+export class InvalidPipelineOptions extends Schema.TaggedError<InvalidPipelineOptions>(
+  id("InvalidPipelineOptions")
+)("InvalidPipelineOptions", {
+  option: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `invalid pipeline options: ${this.option === "" ? "" : `${this.option}: `}${this.detail}`
+  }
+}
+
+/**
+ * Everything that can fail when an agent is assembled: the hook list or the
+ * pipeline options.
+ *
+ * @since 0.1.0
+ */
+export type AgentConfigError = HookConfigError | InvalidPipelineOptions
+
+/**
+ * Why a request was refused before anything ran.
+ *
+ * - `malformed`: not a valid `PipelineRequest` (wrong type, missing field, non-JSON metadata)
+ * - `unexpected_field`: a field a request does not have (e.g. `requestID`)
+ * - `too_large`: the request text or its metadata is over the configured limit
+ * - `request_id_in_use`: the `requestId` already names a stored record
+ *
+ * @since 0.1.0
+ */
+export const InvalidRequestReason = Schema.Literal("malformed", "unexpected_field", "too_large", "request_id_in_use")
+/** @since 0.1.0 */
+export type InvalidRequestReason = typeof InvalidRequestReason.Type
+
+/**
+ * The request was refused before anything ran: nothing was planned,
+ * executed or recorded. `path` is the first failing field (`""` for the
+ * request as a whole, `metadata.user.tags[2]` for a nested value), `detail`
+ * one line about it; `issues` keeps the full schema error when a schema
+ * rejected the input, `limit` the byte limit a `too_large` request exceeded.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { PipelineRequest } from "effect-agent-pipeline"
+ *
+ * const refused = PipelineRequest.decode({ request: "hi", requestID: "r-1" }).pipe(Effect.flip)
+ * // InvalidRequest { reason: "unexpected_field", path: "requestID",
+ * //   message: 'invalid request at requestID: unknown field "requestID" (a request has "request", "metadata", "requestId")' }
+ * ```
  *
  * @since 0.1.0
  */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>(id("InvalidRequest"))("InvalidRequest", {
-  detail: Schema.String
+  reason: InvalidRequestReason,
+  path: Schema.String,
+  detail: Schema.String,
+  limit: Schema.optionalWith(Schema.Int, { exact: true }),
+  issues: Schema.optionalWith(Schema.String, { exact: true })
 }) {
   override get message(): string {
-    return `invalid request: ${this.detail}`
+    return this.path === "" ? `invalid request: ${this.detail}` : `invalid request at ${this.path}: ${this.detail}`
   }
 }
 

@@ -29,6 +29,39 @@ export const MIN_CHUNK_BYTES = 4
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
 
+/** UTF-8 size of the code point at `i`; 4 means a surrogate pair (two units). */
+const sizeAt = (text: string, i: number): number => {
+  const code = text.charCodeAt(i)
+  if (code < 0x80) return 1
+  if (code < 0x800) return 2
+  if (isHighSurrogate(code) && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) return 4
+  // BMP character, or a lone surrogate (encoded as U+FFFD, 3 bytes).
+  return 3
+}
+
+/**
+ * The UTF-8 byte length of `text`, without encoding it (one pass over the
+ * UTF-16 code units; a lone surrogate counts as the 3 bytes of U+FFFD).
+ *
+ * @example
+ * ```ts
+ * import { Utf8Chunks } from "effect-agent-pipeline"
+ *
+ * Utf8Chunks.byteLength("héllo 😀") // 11
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const byteLength = (text: string): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const size = sizeAt(text, i)
+    bytes += size
+    if (size === 4) i++
+  }
+  return bytes
+}
+
 /**
  * Splits `text` into chunks of at most `maxBytes` UTF-8 bytes each, never
  * splitting a code point (a surrogate pair stays together). The chunks
@@ -57,20 +90,8 @@ export const chunkUtf8 = (text: string, maxBytes: number): ReadonlyArray<string>
   let bytes = 0
   let i = 0
   while (i < length) {
-    const code = text.charCodeAt(i)
-    let units = 1
-    let size: number
-    if (code < 0x80) {
-      size = 1
-    } else if (code < 0x800) {
-      size = 2
-    } else if (isHighSurrogate(code) && i + 1 < length && isLowSurrogate(text.charCodeAt(i + 1))) {
-      size = 4
-      units = 2
-    } else {
-      // BMP character, or a lone surrogate (encoded as U+FFFD, 3 bytes).
-      size = 3
-    }
+    const size = sizeAt(text, i)
+    const units = size === 4 ? 2 : 1
     if (bytes + size > limit) {
       chunks.push(text.slice(start, i))
       start = i

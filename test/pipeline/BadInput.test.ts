@@ -24,7 +24,7 @@ import {
   ToolRegistry
 } from "effect-agent-pipeline"
 import { allTools } from "../../examples/shared/DemoTools.js"
-import { makeHarness, NAMESPACE, plan, quoteStep, tracer, weatherStep } from "../support/Harness.js"
+import { makeHarness, NAMESPACE, plan, quoteStep, tracer, untypedInput, weatherStep } from "../support/Harness.js"
 
 /** A hook as a JavaScript caller could write it: the types are not checked. */
 const untyped = (hook: object): Hook.Hook<never> => hook as Hook.Hook<never>
@@ -41,38 +41,50 @@ const FAIL_OPEN = { policy: "fail_open", action: "continue", reason: "hook_error
 const cyclic: Record<string, unknown> = {}
 cyclic.self = cyclic
 
-const malformedRequests: ReadonlyArray<readonly [string, unknown]> = [
-  ["null", null],
-  ["undefined", undefined],
-  ["a string", "quote ACME"],
-  ["an empty object", {}],
-  ["an empty request", { request: "" }],
-  ["a numeric request", { request: 42 }],
-  ["an array", [{ request: "quote" }]],
-  ["a function in metadata", { request: "quote", metadata: { callback: () => 1 } }],
-  ["NaN in metadata", { request: "quote", metadata: { score: Number.NaN } }],
-  ["Infinity nested in metadata", { request: "quote", metadata: { deep: { list: [1, Number.POSITIVE_INFINITY] } } }],
-  ["undefined in metadata", { request: "quote", metadata: { missing: undefined } }],
-  ["a class instance in metadata", { request: "quote", metadata: { when: new Date(0) } }],
-  ["a cyclic metadata object", { request: "quote", metadata: cyclic }],
-  ["metadata that is an array", { request: "quote", metadata: ["a"] }],
-  ["metadata that is a string", { request: "quote", metadata: "tenant=1" }],
-  ["an empty requestId", { request: "quote", requestId: "" }]
+/** Label, input, and what the refusal must say: the first failing path and its one-line detail. */
+const malformedRequests: ReadonlyArray<readonly [string, unknown, string, RegExp]> = [
+  ["null", null, "", /^expected an object with a "request" string, got null$/],
+  ["undefined", undefined, "", /^expected an object with a "request" string, got undefined$/],
+  ["a string", "quote ACME", "", /^expected an object with a "request" string, got a string$/],
+  ["an empty object", {}, "request", /^is required$/],
+  ["an empty request", { request: "" }, "request", /^must be a non-empty string$/],
+  ["a numeric request", { request: 42 }, "request", /^Expected string, actual 42$/],
+  ["an array", [{ request: "quote" }], "", /^expected an object with a "request" string, got an array$/],
+  ["a function in metadata", { request: "quote", metadata: { callback: () => 1 } }, "metadata.callback", /^a function is not a JSON value$/],
+  ["NaN in metadata", { request: "quote", metadata: { score: Number.NaN } }, "metadata.score", /^NaN is not a finite number$/],
+  [
+    "Infinity nested in metadata",
+    { request: "quote", metadata: { deep: { list: [1, Number.POSITIVE_INFINITY] } } },
+    "metadata.deep.list[1]",
+    /^Infinity is not a finite number$/
+  ],
+  ["undefined in metadata", { request: "quote", metadata: { missing: undefined } }, "metadata.missing", /^undefined is not a JSON value$/],
+  ["a class instance in metadata", { request: "quote", metadata: { when: new Date(0) } }, "metadata.when", /^a Date instance is not a plain JSON object$/],
+  ["a cyclic metadata object", { request: "quote", metadata: cyclic }, "metadata.self", /^a cycle \(the value contains itself\)$/],
+  ["metadata that is an array", { request: "quote", metadata: ["a"] }, "metadata", /^expected a JSON object, got an array$/],
+  ["metadata that is a string", { request: "quote", metadata: "tenant=1" }, "metadata", /^expected a JSON object, got a string$/],
+  ["an empty requestId", { request: "quote", requestId: "" }, "requestId", /^must be a non-empty string$/]
 ]
 
 describe("malformed requests", () => {
-  for (const [label, input] of malformedRequests) {
-    it.effect(`process(${label}) fails with InvalidRequest and records nothing`, () =>
+  for (const [label, input, path, detail] of malformedRequests) {
+    it.effect(`process(${label}) fails with InvalidRequest naming the first failing path, and records nothing`, () =>
       Effect.gen(function*() {
         const calls: Array<string> = []
         const h = yield* makeHarness({
           hooks: [tracer("t", calls)],
           script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
         })
-        const error = yield* Effect.flip(h.pipeline.process(input))
+        const error = yield* Effect.flip(h.pipeline.process(untypedInput(input)))
         expect(error).toBeInstanceOf(PipelineError.InvalidRequest)
-        expect(error._tag).toBe("InvalidRequest")
-        expect(error.message).toMatch(/^invalid request: .+/)
+        if (error._tag !== "InvalidRequest") return expect.unreachable()
+        expect(error.reason).toBe("malformed")
+        expect(error.path).toBe(path)
+        expect(error.detail).toMatch(detail)
+        expect(error.message).toBe(path === "" ? `invalid request: ${error.detail}` : `invalid request at ${path}: ${error.detail}`)
+        expect(error.message).not.toContain("\n")
+        // The full schema error stays available.
+        expect(error.issues?.length ?? 0).toBeGreaterThan(0)
         expect(yield* Effect.orDie(h.store.list())).toEqual([])
         expect(calls).toEqual([])
         expect(h.prompts).toEqual([])
@@ -83,9 +95,11 @@ describe("malformed requests", () => {
     Effect.gen(function*() {
       const h = yield* makeHarness({ script: { plans: [], synthesis: "done" } })
       for (const input of [null, {}, { request: "" }, { request: 42 }, { request: "q", metadata: { f: () => 1 } }]) {
-        const streamed = yield* Effect.flip(Stream.runCollect(h.pipeline.stream(input)))
+        const streamed = yield* Effect.flip(Stream.runCollect(h.pipeline.stream(untypedInput(input))))
         expect(streamed._tag).toBe("InvalidRequest")
-        const workflow = yield* Effect.flip(h.pipeline.executePlanWithSynthesis(input, plan([quoteStep("s1")])))
+        const workflow = yield* Effect.flip(
+          h.pipeline.executePlanWithSynthesis(untypedInput(input), plan([quoteStep("s1")]))
+        )
         expect(workflow._tag).toBe("InvalidRequest")
       }
       expect(yield* Effect.orDie(h.store.list())).toEqual([])
@@ -327,14 +341,16 @@ describe("malformed hook lists (C2)", () => {
 // ---------------------------------------------------------------------------
 
 describe("a several-MB enrichment", () => {
-  it.effect("C4/C7/C15: a 5 MB rag_context flows into <agent_memory> and its exact value into the enrichment effect", () =>
+  it.effect("C4/C7/C15: under a raised maxEnrichmentBytes, a 5 MB rag_context flows into <agent_memory> and its exact value into the enrichment effect", () =>
     Effect.gen(function*() {
       const unit = "retrieved passage about ACME quarterly results; "
       const big = unit.repeat(Math.ceil((5 * 1024 * 1024) / unit.length))
       expect(big.length).toBeGreaterThanOrEqual(5 * 1024 * 1024)
       const h = yield* makeHarness({
         hooks: [Hook.make({ name: "rag", beforePlanning: () => Effect.succeed({ enrichments: { rag_context: big } }) })],
-        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" },
+        // Over the 1 MiB default on purpose: a deployment that raised the limit.
+        options: { maxEnrichmentBytes: 8 * 1024 * 1024 }
       })
       const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "big" })
       expect(completedText(result)).toBe("done")

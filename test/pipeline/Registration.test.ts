@@ -150,7 +150,8 @@ describe("request ids", () => {
       const before = yield* h.record("dup")
       const error = yield* Effect.flip(h.pipeline.process({ request: "second", requestId: "dup" }))
       expect(error._tag).toBe("InvalidRequest")
-      expect(error.message).toMatch(/already in use/)
+      expect(error).toMatchObject({ reason: "request_id_in_use", path: "requestId" })
+      expect(error.message).toBe('invalid request at requestId: "dup" already names a stored execution record')
       expect(yield* h.record("dup")).toEqual(before)
       // Generated ids never collide.
       const a = yield* h.pipeline.process({ request: "third" })

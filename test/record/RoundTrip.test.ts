@@ -19,7 +19,7 @@ import { Arbitrary, FastCheck, Schema, Struct } from "effect"
 import { Json } from "../../src/pipeline/Json.js"
 import { AgentResponse, Completed, StreamEvent, Suspended, Token } from "../../src/pipeline/AgentResponse.js"
 import { Checkpoint } from "../../src/pipeline/Approval.js"
-import { PipelineRequest } from "../../src/pipeline/PipelineContext.js"
+import { PipelineRequest } from "../../src/pipeline/PipelineRequest.js"
 import * as PipelineErrors from "../../src/pipeline/PipelineError.js"
 import { RoutingPlan, RoutingStep } from "../../src/pipeline/RoutingPlan.js"
 import {
@@ -164,6 +164,9 @@ const errorArbitraries = {
     Schema.Struct({
       ...Struct.omit(PipelineErrors.InvalidRequiredAfterPlanningHook.fields, "_tag") })
   ).map((props) => new PipelineErrors.InvalidRequiredAfterPlanningHook(props)),
+  InvalidPipelineOptions: Arbitrary.make(
+    Schema.Struct(Struct.omit(PipelineErrors.InvalidPipelineOptions.fields, "_tag"))
+  ).map((props) => new PipelineErrors.InvalidPipelineOptions(props)),
   InvalidRequest: Arbitrary.make(Schema.Struct(Struct.omit(PipelineErrors.InvalidRequest.fields, "_tag"))).map(
     (props) => new PipelineErrors.InvalidRequest(props)
   ),
@@ -286,6 +289,11 @@ describe("errors round-trip", () => {
     "InvalidRequiredAfterPlanningHook",
     PipelineErrors.InvalidRequiredAfterPlanningHook,
     errorArbitraries.InvalidRequiredAfterPlanningHook
+  )
+  errorRoundTrip(
+    "InvalidPipelineOptions",
+    PipelineErrors.InvalidPipelineOptions,
+    errorArbitraries.InvalidPipelineOptions
   )
   errorRoundTrip("InvalidRequest", PipelineErrors.InvalidRequest, errorArbitraries.InvalidRequest)
   errorRoundTrip(

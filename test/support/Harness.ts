@@ -1,11 +1,11 @@
 /**
- * Test harness: a pipeline over a scripted (or offline) model, the demo
+ * Test harness: a pipeline over a scripted model, the demo
  * tools, an in-memory execution store and checkpoint store, and the given
  * hooks. Returns the services the tests inspect.
  */
-import { LanguageModel } from "@effect/ai"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import {
+  Agent,
   Approval,
   CheckpointStore,
   ConversationHistory,
@@ -13,9 +13,8 @@ import {
   ExecutionStore,
   type Hook,
   type Json,
-  OfflineModel,
   Pipeline,
-  PipelineHooks,
+  type PipelineRequest,
   PromptBuilder,
   ScriptedModel,
   ShortCircuit,
@@ -61,12 +60,11 @@ export const convertStep = (stepId: string, amount: Json.Json, extra: Record<str
   ...extra
 })
 
-export const plan = (steps: ReadonlyArray<unknown>, terminal = true) => ({ steps, terminal })
+export const plan = <S>(steps: ReadonlyArray<S>, terminal = true) => ({ steps, terminal })
 
 export interface HarnessOptions {
   readonly hooks?: ReadonlyArray<Hook.Hook<never>>
   readonly script?: ScriptedModel.Script
-  readonly offline?: boolean
   readonly options?: Pipeline.PipelineOptions
   readonly approval?: Approval.ApprovalPolicy["Type"]
   readonly gate?: ShortCircuit.PipelineGate
@@ -88,47 +86,41 @@ export interface Harness {
   readonly record: (requestId: string) => Effect.Effect<ExecutionRecord.ExecutionRecord>
 }
 
-/** Builds the harness; fails with the registration error if hooks are invalid. */
+/**
+ * Builds the harness over `Agent.layerTest` (the demo tools unless `tools`
+ * is given); fails with the registration error if hooks are invalid.
+ */
 export const makeHarness = (options: HarnessOptions = {}) =>
   Effect.gen(function*() {
-    const scripted = yield* ScriptedModel.make(options.script ?? { plans: [], synthesis: "draft answer" })
-    const model = options.offline ? yield* OfflineModel.make : scripted.service
-    const store = options.store ??
-      (yield* ExecutionStore.makeMemory(options.retention ? { retention: options.retention } : undefined))
-    const checkpoints = yield* CheckpointStore.makeMemory
-    let services = Context.empty().pipe(
-      Context.add(LanguageModel.LanguageModel, model),
-      Context.add(ExecutionStore.ExecutionStore, store),
-      Context.add(CheckpointStore.CheckpointStore, checkpoints)
-    )
-    if (options.approval) services = Context.add(services, Approval.ApprovalPolicy, options.approval)
-    if (options.preparer) {
-      services = Context.add(services, ConversationHistory.ConversationHistoryPreparer, options.preparer)
-    }
-    if (options.promptBuilder) services = Context.add(services, PromptBuilder.PromptBuilder, options.promptBuilder)
-    if (options.gate) {
-      const gate = options.gate
-      services = Context.add(services, ShortCircuit.Gate, { forRequest: () => gate })
-    }
-    const layer = Pipeline.layer(options.options).pipe(
-      Layer.provide(PipelineHooks.layer(options.hooks ?? [])),
-      Layer.provide(ToolRegistry.layer(options.tools ?? allTools)),
-      Layer.provide(Layer.succeedContext(services))
-    )
+    const gate = options.gate
+    const layer = Agent.layerTest({
+      script: options.script ?? { plans: [], synthesis: "draft answer" },
+      tools: options.tools ?? allTools,
+      hooks: options.hooks ?? [],
+      options: options.options,
+      approval: options.approval,
+      gate: gate === undefined ? undefined : { forRequest: () => gate },
+      promptBuilder: options.promptBuilder,
+      conversationHistory: options.preparer,
+      executionStore: options.store !== undefined
+        ? Layer.succeed(ExecutionStore.ExecutionStore, options.store)
+        : ExecutionStore.layerMemory(options.retention ? { retention: options.retention } : undefined)
+    })
     // These layers hold no resources, so the built context outlives the scope.
     const context = yield* Effect.scoped(Layer.build(layer))
-    const pipeline = Context.get(context, Pipeline.Pipeline)
+    const test = Context.get(context, Agent.TestAgent)
     return {
-      pipeline,
-      store,
-      checkpoints,
-      prompts: scripted.prompts,
-      plansUsed: scripted.plansUsed,
-      record: (requestId: string) =>
-        Effect.flatMap(Effect.orDie(store.get(requestId)), (o) =>
-          Option.isSome(o) ? Effect.succeed(o.value) : Effect.dieMessage(`no record for ${requestId}`))
+      pipeline: Context.get(context, Pipeline.Pipeline),
+      store: Context.get(context, ExecutionStore.ExecutionStore),
+      checkpoints: Context.get(context, CheckpointStore.CheckpointStore),
+      prompts: test.prompts,
+      plansUsed: test.plansUsed,
+      record: (requestId: string) => Effect.orDie(test.record(requestId))
     } satisfies Harness
   })
+
+/** Input as a JavaScript caller could pass it: the types are not checked. */
+export const untypedInput = (input: unknown): PipelineRequest.Input => input as PipelineRequest.Input
 
 /** A hook that records the order in which its stages were called. */
 export const tracer = (name: string, calls: Array<string>): Hook.Hook<never> => ({

@@ -1,0 +1,124 @@
+/**
+ * The pipeline's tuning knobs, their defaults, and the check that turns
+ * what a caller wrote into the values the pipeline runs with. A bad value
+ * (a zero concurrency, a fractional phase count, an unknown option from a
+ * JavaScript caller) fails the pipeline Layer with `InvalidPipelineOptions`
+ * instead of silently running with something else.
+ *
+ * @since 0.1.0
+ */
+import { Either, ParseResult, Schema } from "effect"
+import { InvalidPipelineOptions } from "./PipelineError.js"
+import { MEBIBYTE } from "./PipelineRequest.js"
+
+/**
+ * Pipeline options; every field is optional.
+ *
+ * @example
+ * ```ts
+ * import type { Pipeline } from "effect-agent-pipeline"
+ *
+ * const options: Pipeline.PipelineOptions = {
+ *   maxPhases: 2,
+ *   concurrency: 8,
+ *   maxRequestBytes: 64 * 1024
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface PipelineOptions {
+  /** Planning phases before synthesis is forced (default 3; an integer ≥ 1). */
+  readonly maxPhases?: number | undefined
+  /** Tool calls of one phase in flight at once (default 4; an integer ≥ 1). */
+  readonly concurrency?: number | undefined
+  /** Record execution evidence (default true). Off: nothing is stored and effect reports are no-ops. */
+  readonly recording?: boolean | undefined
+  /** UTF-8 bytes per token event when a short-circuit answer is streamed (default 64; an integer ≥ 4). */
+  readonly shortCircuitChunkBytes?: number | undefined
+  /** Largest request text in UTF-8 bytes (default 1 MiB). Larger: `InvalidRequest` `too_large`. */
+  readonly maxRequestBytes?: number | undefined
+  /** Largest request metadata, as the UTF-8 size of its JSON text (default 1 MiB). */
+  readonly maxMetadataBytes?: number | undefined
+  /**
+   * Largest total size of the enrichments (the JSON text of all of them)
+   * that BeforePlanning may build up (default 1 MiB). A hook whose changes
+   * would exceed it fails open: its changes are dropped and recorded as
+   * `fail_open / continue / hook_error`.
+   */
+  readonly maxEnrichmentBytes?: number | undefined
+}
+
+/**
+ * Options with every default filled in.
+ *
+ * @since 0.1.0
+ */
+export type Resolved = { readonly [K in keyof PipelineOptions]-?: Exclude<PipelineOptions[K], undefined> }
+
+/**
+ * The defaults.
+ *
+ * @since 0.1.0
+ */
+export const defaults: Resolved = {
+  maxPhases: 3,
+  concurrency: 4,
+  recording: true,
+  shortCircuitChunkBytes: 64,
+  maxRequestBytes: MEBIBYTE,
+  maxMetadataBytes: MEBIBYTE,
+  maxEnrichmentBytes: MEBIBYTE
+}
+
+const atLeast = (min: number) =>
+  Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(min, { message: () => `must be an integer ≥ ${min}` })))
+
+const OptionsSchema = Schema.Struct({
+  maxPhases: atLeast(1),
+  concurrency: atLeast(1),
+  recording: Schema.optional(Schema.Boolean),
+  shortCircuitChunkBytes: atLeast(4),
+  maxRequestBytes: atLeast(1),
+  maxMetadataBytes: atLeast(1),
+  maxEnrichmentBytes: atLeast(1)
+})
+
+const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
+
+/**
+ * Validates options and fills in the defaults.
+ *
+ * @example
+ * ```ts
+ * import { PipelineOptions } from "effect-agent-pipeline"
+ *
+ * PipelineOptions.resolve({ concurrency: 0 }) // Left(InvalidPipelineOptions: concurrency: must be an integer ≥ 1)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const resolve = (options: PipelineOptions | undefined): Either.Either<Resolved, InvalidPipelineOptions> => {
+  if (options === undefined) return Either.right(defaults)
+  const checked = check(options)
+  if (Either.isLeft(checked)) {
+    const first = ParseResult.ArrayFormatter.formatErrorSync(checked.left)[0]
+    const option = first?.path.map(String).join(".") ?? ""
+    const detail = first === undefined
+      ? checked.left.message
+      : first._tag === "Unexpected"
+      ? `unknown option (options are ${Object.keys(defaults).join(", ")})`
+      : first.message
+    return Either.left(new InvalidPipelineOptions({ option, detail }))
+  }
+  const given = checked.right
+  return Either.right({
+    maxPhases: given.maxPhases ?? defaults.maxPhases,
+    concurrency: given.concurrency ?? defaults.concurrency,
+    recording: given.recording ?? defaults.recording,
+    shortCircuitChunkBytes: given.shortCircuitChunkBytes ?? defaults.shortCircuitChunkBytes,
+    maxRequestBytes: given.maxRequestBytes ?? defaults.maxRequestBytes,
+    maxMetadataBytes: given.maxMetadataBytes ?? defaults.maxMetadataBytes,
+    maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes
+  })
+}

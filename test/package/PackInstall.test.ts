@@ -1,0 +1,222 @@
+/**
+ * The packed package works for a user who installs it: `npm pack` the
+ * library, install the tarball into a fresh project outside the repository,
+ * typecheck a typed consumer against the installed `.d.ts`, and run the
+ * README's first snippet, compiled, under plain Node (no tsx).
+ *
+ * Not part of `npm test` (it needs npm and the npm cache); run it with
+ * `npm run test:package`. Set `KEEP_PACKAGE_TEST_DIR=1` to keep the temp
+ * project for debugging (its path is printed).
+ */
+import { type SpawnSyncReturns, spawnSync } from "node:child_process"
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { isAbsolute, join, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
+const readmeSnippet = join(repoRoot, "examples", "readme", "first-agent.ts")
+
+const TIMEOUT = 240_000
+const COMMAND_TIMEOUT = 180_000
+
+const PackResult = Schema.Array(Schema.Struct({
+  filename: Schema.String,
+  files: Schema.Array(Schema.Struct({ path: Schema.String }))
+}))
+const decodePackResult = Schema.decodeUnknownSync(PackResult)
+const decodeVersion = Schema.decodeUnknownSync(Schema.Struct({ version: Schema.String }))
+const decodeSourceMap = Schema.decodeUnknownSync(Schema.Struct({
+  sources: Schema.Array(Schema.String),
+  sourcesContent: Schema.optional(Schema.Array(Schema.NullOr(Schema.String)))
+}))
+
+const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"))
+
+/** The exact version installed in the repo, so the temp install reuses the npm cache. */
+const repoVersionOf = (pkg: string): string =>
+  decodeVersion(readJson(join(repoRoot, "node_modules", pkg, "package.json"))).version
+
+/**
+ * The child environment: without the variables `npm run` sets for the repo
+ * (`npm_config_local_prefix`, `npm_package_*`, `INIT_CWD`, ...), so the
+ * nested npm sees only the temp project. Cache and registry settings stay.
+ */
+const childEnv: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) =>
+    !/^npm_(package_|lifecycle_|config_local_prefix$|config_prefix$|command$)/i.test(key) && key !== "INIT_CWD"
+  )
+)
+
+interface Run {
+  readonly result: SpawnSyncReturns<string>
+  readonly ok: boolean
+  /** The command, its exit and both streams: the message of a failed assertion. */
+  readonly transcript: string
+}
+
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): Run => {
+  const result = spawnSync(command, args, {
+    cwd,
+    env: childEnv,
+    encoding: "utf8",
+    timeout: COMMAND_TIMEOUT,
+    maxBuffer: 64 * 1024 * 1024
+  })
+  const transcript = [
+    `$ ${command} ${args.join(" ")}   (in ${cwd})`,
+    `exit status ${String(result.status)}, signal ${String(result.signal)}${
+      result.error === undefined ? "" : `, error ${result.error.message}`
+    }`,
+    "--- stdout",
+    result.stdout ?? "",
+    "--- stderr",
+    result.stderr ?? ""
+  ].join("\n")
+  return { result, ok: result.error === undefined && result.status === 0, transcript }
+}
+
+const runOrThrow = (command: string, args: ReadonlyArray<string>, cwd: string): Run => {
+  const r = run(command, args, cwd)
+  if (!r.ok) throw new Error(`command failed:\n${r.transcript}`)
+  return r
+}
+
+/** `npm pack --json` prints the JSON on stdout; tolerate anything printed before it. */
+const parsePackJson = (stdout: string): typeof PackResult.Type => {
+  const start = stdout.search(/^\[/m)
+  return decodePackResult(JSON.parse(start < 0 ? stdout : stdout.slice(start)))
+}
+
+const ALLOWED_TOP_LEVEL = new Set(["package.json", "README.md", "LICENSE"])
+const DIST_FILE = /^dist\/.+\.(?:js|d\.ts|js\.map)$/
+const FORBIDDEN_PREFIXES = ["src/", "test/", "bench/", "examples/", ".ci/"]
+
+const STRICT_TSCONFIG = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    skipLibCheck: true,
+    types: ["node"],
+    rootDir: ".",
+    outDir: "out"
+  },
+  include: ["*.ts"]
+}
+
+describe("the packed package, installed in a fresh project", { timeout: TIMEOUT }, () => {
+  let workDir = ""
+  let project = ""
+  let tarballFiles: ReadonlyArray<string> = []
+
+  beforeAll(() => {
+    workDir = mkdtempSync(join(tmpdir(), "effect-agent-pipeline-package-"))
+    const fromRepo = relative(repoRoot, workDir)
+    if (!(fromRepo.startsWith("..") || isAbsolute(fromRepo))) {
+      throw new Error(`the temp dir ${workDir} is inside the repository ${repoRoot}; set TMPDIR elsewhere`)
+    }
+
+    // 1. Pack (runs prepack → build) into the temp dir.
+    const pack = runOrThrow("npm", ["pack", "--json", "--pack-destination", workDir], repoRoot)
+    const packed = parsePackJson(pack.result.stdout)
+    const packResult = packed[0]
+    if (packed.length !== 1 || packResult === undefined) {
+      throw new Error(`expected one packed package\n${pack.transcript}`)
+    }
+    tarballFiles = packResult.files.map((f) => f.path)
+    const tarball = join(workDir, packResult.filename)
+    if (!existsSync(tarball)) throw new Error(`no tarball at ${tarball}\n${pack.transcript}`)
+
+    // 2. A fresh ESM project that installs the tarball, as a user would.
+    project = join(workDir, "consumer")
+    mkdirSync(project)
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify(
+        {
+          name: "consumer",
+          version: "0.0.0",
+          private: true,
+          type: "module",
+          devDependencies: {
+            typescript: repoVersionOf("typescript"),
+            "@types/node": repoVersionOf("@types/node")
+          }
+        },
+        null,
+        2
+      ) + "\n"
+    )
+    runOrThrow(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, "@effect/platform-node@^0.108"],
+      project
+    )
+
+    // 3. The consumer's sources: the README snippet unchanged, and the typed-import check.
+    copyFileSync(readmeSnippet, join(project, "first-agent.ts"))
+    copyFileSync(fixture("typed-import.ts"), join(project, "typed-import.ts"))
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(STRICT_TSCONFIG, null, 2) + "\n")
+  }, TIMEOUT)
+
+  afterAll(() => {
+    if (workDir === "") return
+    if (process.env["KEEP_PACKAGE_TEST_DIR"]) {
+      console.log(`KEEP_PACKAGE_TEST_DIR is set: keeping the package test project at ${workDir}`)
+      return
+    }
+    rmSync(workDir, { recursive: true, force: true })
+  })
+
+  it("the tarball holds only the built library", () => {
+    const listing = tarballFiles.join("\n")
+    const unexpected = tarballFiles.filter((path) => !ALLOWED_TOP_LEVEL.has(path) && !DIST_FILE.test(path))
+    expect(unexpected, `unexpected files in the tarball:\n${listing}`).toEqual([])
+    for (const prefix of FORBIDDEN_PREFIXES) {
+      expect(tarballFiles.filter((path) => path.startsWith(prefix)), listing).toEqual([])
+    }
+    for (const required of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts"]) {
+      expect(tarballFiles, listing).toContain(required)
+    }
+
+    // Installed from the tarball (a copy, not a link back into the repo).
+    const installed = join(project, "node_modules", "effect-agent-pipeline")
+    expect(lstatSync(installed).isSymbolicLink()).toBe(false)
+    expect(existsSync(join(installed, "dist", "index.js"))).toBe(true)
+
+    // The build inlines sources: the maps work without src/ in the package.
+    const maps = tarballFiles.filter((path) => path.endsWith(".js.map"))
+    expect(maps.length, listing).toBeGreaterThan(0)
+    const indexMap = decodeSourceMap(readJson(join(installed, "dist", "index.js.map")))
+    expect(indexMap.sourcesContent?.length ?? 0).toBeGreaterThan(0)
+    expect(indexMap.sourcesContent?.every((content) => typeof content === "string" && content.length > 0)).toBe(
+      true
+    )
+  })
+
+  it("a fresh project typechecks against the installed types", () => {
+    // The README snippet is copied byte for byte.
+    expect(readFileSync(join(project, "first-agent.ts")).equals(readFileSync(readmeSnippet))).toBe(true)
+
+    const tsc = run(join(project, "node_modules", ".bin", "tsc"), ["-p", "."], project)
+    expect(tsc.ok, tsc.transcript).toBe(true)
+    expect(existsSync(join(project, "out", "first-agent.js")), tsc.transcript).toBe(true)
+  })
+
+  it("the README's first snippet runs unchanged under plain Node", () => {
+    const compiled = join(project, "out", "first-agent.js")
+    expect(existsSync(compiled), "out/first-agent.js is missing: the typecheck test failed").toBe(true)
+
+    const node = run(process.execPath, [compiled], project)
+    expect(node.ok, node.transcript).toBe(true)
+    expect(node.result.stdout, node.transcript).toContain("Lisbon")
+    expect(node.result.stdout, node.transcript).toContain("21")
+    expect(node.result.stdout, node.transcript).toMatch(/desk-notes: succeeded/)
+  })
+})
