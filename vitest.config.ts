@@ -6,7 +6,7 @@ export default defineConfig({
     alias: { "effect-agent-pipeline": fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
   },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
     // The package test packs and installs with npm: `npm run test:package`.
     exclude: [...configDefaults.exclude, "test/package/**"],
     testTimeout: 30_000

@@ -1,6 +1,7 @@
 /**
  * The packed package works for a user who installs it: `npm pack` the
- * library, install the tarball into a fresh project outside the repository,
+ * library, install the tarball (with the peers the README's install line
+ * names) into a fresh project outside the repository,
  * typecheck a typed consumer against the installed `.d.ts`, and run the
  * README's first snippet, compiled, under plain Node (no tsx).
  *
@@ -91,6 +92,25 @@ const parsePackJson = (stdout: string): typeof PackResult.Type => {
   return decodePackResult(JSON.parse(start < 0 ? stdout : stdout.slice(start)))
 }
 
+/** The packages after the tarball on the README's `npm install ./effect-agent-pipeline-….tgz …` line. */
+const readmePeers = (): ReadonlyArray<string> => {
+  const line = readFileSync(join(repoRoot, "README.md"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("npm install ./effect-agent-pipeline-"))
+  if (line === undefined) throw new Error("README.md has no `npm install ./effect-agent-pipeline-….tgz` line")
+  const [, , , ...peers] = line.trim().split(/\s+/)
+  if (peers.length === 0) throw new Error(`the README install line names no peer packages: ${line}`)
+  return peers
+}
+
+/** The ```text block after "It prints:" in the README's first-agent section. */
+const readmePrintedOutput = (): string => {
+  const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
+  const match = /It prints:\n\n```text\n([\s\S]*?)\n```/.exec(readme)
+  if (match?.[1] === undefined) throw new Error("README.md has no 'It prints:' text block")
+  return match[1]
+}
+
 const ALLOWED_TOP_LEVEL = new Set(["package.json", "README.md", "LICENSE"])
 const DIST_FILE = /^dist\/.+\.(?:js|d\.ts|js\.map)$/
 const FORBIDDEN_PREFIXES = ["src/", "test/", "bench/", "examples/", ".ci/"]
@@ -153,11 +173,8 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
         2
       ) + "\n"
     )
-    runOrThrow(
-      "npm",
-      ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, "@effect/platform-node@^0.108"],
-      project
-    )
+    // Exactly the packages the README's install line names, the tarball in its place.
+    runOrThrow("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers()], project)
 
     // 3. The consumer's sources: the README snippet unchanged, and the typed-import check.
     copyFileSync(readmeSnippet, join(project, "first-agent.ts"))
@@ -216,7 +233,8 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     const node = run(process.execPath, [compiled], project)
     expect(node.ok, node.transcript).toBe(true)
     expect(node.result.stdout, node.transcript).toContain("Lisbon")
-    expect(node.result.stdout, node.transcript).toContain("21")
     expect(node.result.stdout, node.transcript).toMatch(/desk-notes: succeeded/)
+    // Exactly what the README says it prints.
+    expect(node.result.stdout.trimEnd()).toBe(readmePrintedOutput())
   })
 })

@@ -38,14 +38,16 @@ describe("Agent.layer", () => {
       }))
     ))
 
-  it.effect("the model is a required part, and a misspelled part is a type error", () =>
+  it.effect("the model is a required part, and a misspelled part or option is a type error", () =>
     Effect.sync(() => {
       // The typecheck (npm run typecheck covers test/) fails if these stop being errors.
       // @ts-expect-error model is required
       const noModel = () => Agent.layer({ tools: allTools })
       // @ts-expect-error "hook" is not a part (it is "hooks")
       const misspelled = () => Agent.layer({ model: OfflineModel.layer, tools: allTools, hook: [] })
-      expect([typeof noModel, typeof misspelled]).toEqual(["function", "function"])
+      // @ts-expect-error "maxPhase" is not an option (it is "maxPhases")
+      const badOption = () => Agent.layerOffline({ tools: allTools, options: { maxPhase: 2 } })
+      expect([typeof noModel, typeof misspelled, typeof badOption]).toEqual(["function", "function", "function"])
     }))
 
   it.effect("layerOffline is the offline model: its answer lists what the tools returned", () =>

@@ -1,0 +1,36 @@
+/**
+ * README "Human in the loop": an approval policy suspends a trade; the
+ * caller resumes the checkpoint with a human's decision.
+ */
+import { executeTrade, stockQuote } from "../shared/DemoTools.js"
+// #region readme
+import { Effect } from "effect"
+import { Agent, Approval, Pipeline } from "effect-agent-pipeline"
+
+// Ask a human before any trade executes.
+export const AgentLive = Agent.layerOffline({
+  tools: [stockQuote, executeTrade],
+  approval: {
+    evaluate: (_ctx, plan) =>
+      Effect.succeed(
+        plan.steps.some((s) => s.capability === "execute_trade")
+          ? Approval.suspend("trades need a human")
+          : Approval.approve
+      )
+  }
+})
+
+export const buy = (decision: Approval.ApprovalDecision) =>
+  Effect.gen(function*() {
+    const pipeline = yield* Pipeline.Pipeline
+    const first = yield* pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "trade-1" })
+    if (first._tag === "Completed") return first.response.response
+    // The plan is saved with the checkpoint; nothing has executed yet.
+    yield* Effect.log(`suspended: ${first.checkpoint.reason}`)
+    // Later (another HTTP request, another fiber): the human decided.
+    // "approve" executes the saved plan (AfterPlanning does not run again);
+    // "reject" fails with CheckpointError reason "rejected". A checkpoint resumes once.
+    const resumed = yield* pipeline.resume(first.checkpoint.checkpointId, decision)
+    return resumed._tag === "Completed" ? resumed.response.response : "suspended again"
+  })
+// #endregion readme

@@ -1,0 +1,50 @@
+/**
+ * The buffered path (seed 000 §3, DESIGN §4): everything before synthesis,
+ * then the whole draft at once, then AfterSynthesis — or the short-circuit
+ * answer, or the HITL suspension. The request's record is finalized on every
+ * exit (`owned`).
+ */
+import type { LanguageModel } from "@effect/ai"
+import { Effect } from "effect"
+import * as Synthesizer from "../../ai/Synthesizer.js"
+import { Completed, type PipelineResult, Suspended } from "../AgentResponse.js"
+import type { Checkpoint } from "../Approval.js"
+import type { PipelineError } from "../PipelineError.js"
+import type * as PipelineRequest from "../PipelineRequest.js"
+import { type Begin, owned, type RequestState, TRUSTED } from "./requestRecord.js"
+import type { RequestStages } from "./requestStages.js"
+
+/** What the buffered path needs, resolved once when the pipeline is built. */
+export interface BufferedRequestDeps {
+  readonly begin: Begin
+  readonly model: LanguageModel.Service
+  readonly stages: RequestStages
+}
+
+/** Builds the buffered path: `buffered` runs an opened request, `process` opens one and runs it. */
+export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
+  const { begin, model } = deps
+  const { complete, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
+
+  const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
+    Effect.gen(function*() {
+      const pre = yield* preSynthesis(state, resume)
+      switch (pre._tag) {
+        case "ShortCircuit":
+          return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) }, TRUSTED)
+        case "Suspended":
+          return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
+        case "Synthesize": {
+          const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(pre.context, pre.phases)).pipe(
+            Effect.withSpan("pipeline.synthesis", { captureStackTrace: false })
+          )
+          return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
+        }
+      }
+    })
+
+  const process = (input: PipelineRequest.Input): Effect.Effect<PipelineResult, PipelineError> =>
+    Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline"))
+
+  return { buffered, process }
+}

@@ -1,0 +1,152 @@
+/**
+ * The phase loop (seed 000 §3, DESIGN §4 steps 3–6): each phase plans,
+ * runs AfterPlanning once on the final validated plan (C8, C9), lets the
+ * HITL policy suspend with a checkpoint, then executes the steps; phases
+ * follow until a terminal plan, a suspension or the phase limit. A HITL
+ * resume executes the approved plan as is.
+ */
+import type { LanguageModel } from "@effect/ai"
+import { Clock, Effect, Option } from "effect"
+import * as Planner from "../../ai/Planner.js"
+import type { ToolRegistry } from "../../ai/ToolRegistry.js"
+import type { PhaseRecord, StepResult } from "../../record/ExecutionRecord.js"
+import type { CheckpointStore } from "../../stores/CheckpointStore.js"
+import type { AfterPlanning } from "../AfterPlanning.js"
+import { type ApprovalPolicy, Checkpoint } from "../Approval.js"
+import { CheckpointError } from "../PipelineError.js"
+import * as PlanExecutor from "../PlanExecutor.js"
+import type * as PlanValidation from "../PlanValidation.js"
+import type * as PromptBuilder from "../PromptBuilder.js"
+import type { RoutingPlan } from "../RoutingPlan.js"
+import { newId, recordPhase, type RequestState, TRUSTED } from "./requestRecord.js"
+
+/** What the phase loop needs, resolved once when the pipeline is built. */
+export interface PhaseLoopDeps {
+  readonly concurrency: number
+  readonly maxPhases: number
+  readonly model: LanguageModel.Service
+  readonly tools: ToolRegistry.Service
+  readonly afterPlanning: AfterPlanning.Service
+  readonly checkpoints: CheckpointStore["Type"]
+  readonly approval: Option.Option<ApprovalPolicy["Type"]>
+  readonly prompts: PromptBuilder.PromptBuilder.Service
+}
+
+/** Builds the phase loop over its services. */
+export const makePhaseLoop = (deps: PhaseLoopDeps) => {
+  const { afterPlanning, approval, checkpoints, concurrency, maxPhases, model, prompts, tools } = deps
+
+  const validationFor = (priorStepIds: ReadonlySet<string>): PlanValidation.ValidationContext => ({
+    hasTool: tools.has,
+    priorStepIds
+  })
+
+  const executePhase = (
+    state: RequestState,
+    phase: number,
+    plan: RoutingPlan,
+    prior: ReadonlyArray<PhaseRecord>
+  ) =>
+    Effect.gen(function*() {
+      const priorResults = new Map<string, StepResult>()
+      for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
+      const steps = yield* PlanExecutor.execute(tools, plan, priorResults, { concurrency })
+      const record: PhaseRecord = { phase, plan, steps }
+      yield* recordPhase(state, record)
+      return record
+    })
+
+  /**
+   * One phase: plan, AfterPlanning, HITL, execute. With `approved`, the phase
+   * executes that plan as is (a HITL resume: no planning, no AfterPlanning,
+   * no HITL).
+   */
+  const runPhase = (
+    state: RequestState,
+    phase: number,
+    phases: ReadonlyArray<PhaseRecord>,
+    approved: RoutingPlan | undefined
+  ) =>
+    Effect.gen(function*() {
+      let plan: RoutingPlan
+      if (approved !== undefined) {
+        plan = approved
+      } else {
+        const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
+        const input: PromptBuilder.PromptInput = {
+          request: state.context.request,
+          enrichments: { ...state.context.enrichments },
+          tools: tools.descriptors,
+          phase,
+          priorResults: phases.flatMap((p) => p.steps)
+        }
+        const prompt = phases.length === 0
+          ? prompts.buildPlanningPrompt(input)
+          : prompts.buildContinuationPrompt(input)
+        const validation = validationFor(priorStepIds)
+        const candidate = yield* Planner.plan(model, prompt, phase, validation)
+        plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
+        if (Option.isSome(approval)) {
+          const verdict = yield* approval.value.evaluate(state.context, plan, phase)
+          if (verdict._tag === "Suspend") {
+            const checkpoint = new Checkpoint({
+              checkpointId: newId(),
+              requestId: state.context.requestId,
+              request: state.context.request,
+              metadata: state.context.metadata,
+              enrichments: state.context.enrichments,
+              phase,
+              plan,
+              priorPhases: phases,
+              reason: verdict.reason,
+              createdAt: yield* Clock.currentTimeMillis
+            }, TRUSTED)
+            yield* checkpoints.save(checkpoint).pipe(
+              Effect.mapError((e) =>
+                new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
+              )
+            )
+            yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
+            return { _tag: "Suspended", checkpoint } as const
+          }
+        }
+      }
+      const executed = yield* executePhase(state, phase, plan, phases).pipe(
+        Effect.withSpan("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
+      )
+      return { _tag: "Executed", executed, terminal: plan.terminal } as const
+    }).pipe(
+      Effect.withSpan("pipeline.phase", {
+        captureStackTrace: false,
+        attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }
+      })
+    )
+
+  /** Runs phases from `startPhase` until a terminal plan, a suspension or the phase limit. */
+  const runPhases = (
+    state: RequestState,
+    startPhase: number,
+    priorPhases: ReadonlyArray<PhaseRecord>,
+    approved: RoutingPlan | undefined
+  ) =>
+    Effect.gen(function*() {
+      const phases: Array<PhaseRecord> = [...priorPhases]
+      for (let phase = startPhase; phase <= maxPhases; phase++) {
+        const outcome = yield* runPhase(state, phase, phases, phase === startPhase ? approved : undefined)
+        if (outcome._tag === "Suspended") return outcome
+        phases.push(outcome.executed)
+        if (outcome.terminal) break
+        if (phase === maxPhases) {
+          const note = `phase limit ${maxPhases} reached before a terminal plan; synthesizing`
+          yield* Effect.logWarning(note)
+          yield* state.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, note] }))
+        }
+      }
+      return { _tag: "Done", phases } as const
+    })
+
+  return { validationFor, executePhase, runPhases }
+}
+
+/** The phase loop built by {@link makePhaseLoop}. */
+export type PhaseLoop = ReturnType<typeof makePhaseLoop>

@@ -1,0 +1,152 @@
+/**
+ * A request's state and its execution record, from begin to finalize (DESIGN
+ * §4 steps 1 and 8, §7 "durable from the first moment"): decode the input,
+ * refuse a reused request id, auto-promote metadata (C6), open the record
+ * (`running`) and the request's own scope. On every exit — success, failure,
+ * interruption, suspension — the scope closes first, then the record is
+ * finalized with its lifecycle (C16).
+ */
+import { Cause, Clock, Effect, Exit, Option, Scope } from "effect"
+import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../record/ExecutionRecord.js"
+import * as RequestRecorder from "../../record/RequestRecorder.js"
+import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import type { PipelineResult } from "../AgentResponse.js"
+import * as ConversationHistory from "../ConversationHistory.js"
+import type { StageRequest } from "../Hook.js"
+import { type PipelineContext, RequestId } from "../PipelineContext.js"
+import { InvalidRequest } from "../PipelineError.js"
+import * as PipelineRequest from "../PipelineRequest.js"
+import { failureText } from "./invokeHook.js"
+
+/** One running request: its context, its recorder, when it started and its scope. */
+export interface RequestState extends StageRequest {
+  readonly startedAt: number
+  /** The request's own scope: closed with the request's exit, before the record is finalized. */
+  readonly scope: Scope.CloseableScope
+}
+
+/** A fresh id for a request or a checkpoint. */
+export const newId = (): string => globalThis.crypto.randomUUID()
+
+// Responses, events and checkpoints are built from already-validated data:
+// skip the constructor's re-validation on the hot path.
+export const TRUSTED = { disableValidation: true } as const
+
+/** Share of succeeded steps over all phases; 0.5 when no step ran. */
+export const confidenceOf = (phases: ReadonlyArray<PhaseRecord>): number => {
+  const steps = phases.flatMap((p) => p.steps)
+  return steps.length === 0 ? 0.5 : steps.filter((s) => s.status === "succeeded").length / steps.length
+}
+
+const lifecycleOf = (
+  exit: Exit.Exit<unknown, unknown>,
+  startedAt: number,
+  endedAt: number,
+  suspended: boolean
+): Lifecycle => {
+  if (Exit.isSuccess(exit)) return { status: suspended ? "suspended" : "succeeded", startedAt, endedAt }
+  if (Cause.isInterruptedOnly(exit.cause)) return { status: "interrupted", startedAt, endedAt }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
+    return { status: "failed", startedAt, endedAt, errorTag: tag, errorMessage: failureText(error) }
+  }
+  const defect = Cause.dieOption(exit.cause)
+  return {
+    status: "failed",
+    startedAt,
+    endedAt,
+    errorTag: "Defect",
+    errorMessage: `panic: ${Option.isSome(defect) ? failureText(defect.value) : Cause.pretty(exit.cause)}`
+  }
+}
+
+/** What `begin` needs, resolved once when the pipeline is built. */
+export interface BeginDeps {
+  readonly limits: PipelineRequest.Limits
+  readonly recording: boolean
+  readonly store: ExecutionStore.Service
+  readonly preparer: ConversationHistory.ConversationHistoryPreparer["Type"]
+}
+
+/** Decodes a request and opens its record and scope. */
+export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestState, InvalidRequest>
+
+/** Builds {@link Begin} over its services. */
+export const makeBegin = (deps: BeginDeps): Begin => {
+  const { limits, preparer, recording, store } = deps
+  return (input: unknown, mode: RecordMode) =>
+    Effect.gen(function*() {
+      const decoded = yield* PipelineRequest.decode(input, limits).pipe(
+        Effect.tapError((refused) =>
+          // An oversized request leaves no record (its content is not
+          // stored anywhere); operators see this diagnostic instead.
+          refused.reason === "too_large"
+            ? Effect.logWarning(`request refused: ${refused.message}`).pipe(
+              Effect.annotateLogs({ "pipeline.request.refused": refused.reason })
+            )
+            : Effect.void
+        )
+      )
+      const requestId = decoded.requestId ?? RequestId.make(newId())
+      // A reused id would make every write of this request's record stale
+      // (the stored one is newer), silently losing its evidence: refuse it.
+      // A store that cannot answer does not block the request.
+      if (decoded.requestId !== undefined && recording) {
+        const existing = yield* Effect.option(store.get(requestId))
+        if (Option.isSome(existing) && Option.isSome(existing.value)) {
+          return yield* Effect.fail(
+            new InvalidRequest({
+              reason: "request_id_in_use",
+              path: "requestId",
+              detail: `"${requestId}" already names a stored execution record`
+            })
+          )
+        }
+      }
+      const startedAt = yield* Clock.currentTimeMillis
+      const initial: ExecutionRecord = {
+        schemaVersion: 1,
+        requestId,
+        recordRevision: 0,
+        mode,
+        request: decoded.request,
+        metadata: decoded.metadata,
+        lifecycle: { status: "running", startedAt },
+        phases: [],
+        hookInvocations: [],
+        diagnostics: []
+      }
+      const context: PipelineContext = {
+        requestId,
+        request: decoded.request,
+        metadata: decoded.metadata,
+        enrichments: ConversationHistory.promote(decoded.metadata, preparer)
+      }
+      const recorder = recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial)
+      const scope = yield* Scope.make()
+      return { context, recorder, startedAt, scope } satisfies RequestState
+    })
+}
+
+/** Closes the request scope (its cleanups may still report effects), then finalizes the record. */
+export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>, suspended: boolean) =>
+  Scope.close(state.scope, exit).pipe(
+    Effect.zipRight(Clock.currentTimeMillis),
+    Effect.flatMap((now) => state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended)))
+  )
+
+/** Appends an executed phase to the record. */
+export const recordPhase = (state: RequestState, phase: PhaseRecord) =>
+  state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
+
+/** Runs a buffered request body under its `pipeline.request` span and finalizes the record on its exit. */
+export const owned = <A extends PipelineResult, E, R>(state: RequestState, body: Effect.Effect<A, E, R>, mode: string) =>
+  body.pipe(
+    Effect.onExit((exit) => finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")),
+    Effect.withSpan("pipeline.request", {
+      captureStackTrace: false,
+      attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": mode }
+    })
+  )

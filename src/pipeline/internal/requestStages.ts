@@ -1,0 +1,147 @@
+/**
+ * The stages around the phase loop, shared by the buffered and streaming
+ * paths (seed 000 §3, DESIGN §4 steps 2 and 7): before synthesis,
+ * BeforePlanning (the first accepted short-circuit wins, C4) → phases →
+ * AfterExecution (C11); after it, the raw draft is recorded and
+ * AfterSynthesis chains the final response (C12).
+ */
+import { Effect, Option } from "effect"
+import type { PhaseRecord } from "../../record/ExecutionRecord.js"
+import * as HookEffects from "../../record/HookEffects.js"
+import type { AfterExecution } from "../AfterExecution.js"
+import type { AfterSynthesis } from "../AfterSynthesis.js"
+import { AgentResponse } from "../AgentResponse.js"
+import type { Checkpoint } from "../Approval.js"
+import type { AcceptedShortCircuit, BeforePlanning } from "../BeforePlanning.js"
+import type { ExecutionResults } from "../Hook.js"
+import type { JsonObject } from "../Json.js"
+import type { PipelineContext } from "../PipelineContext.js"
+import type { PipelineError } from "../PipelineError.js"
+import type * as PromptBuilder from "../PromptBuilder.js"
+import * as RequestScope from "../RequestScope.js"
+import * as ShortCircuit from "../ShortCircuit.js"
+import type { PhaseLoop } from "./phaseLoop.js"
+import { confidenceOf, type RequestState, TRUSTED } from "./requestRecord.js"
+
+/** Where a request stands when synthesis would start. */
+export type PreSynthesis =
+  | { readonly _tag: "ShortCircuit"; readonly accepted: AcceptedShortCircuit; readonly enrichments: JsonObject }
+  | { readonly _tag: "Suspended"; readonly checkpoint: Checkpoint }
+  | { readonly _tag: "Synthesize"; readonly context: PipelineContext; readonly phases: ReadonlyArray<PhaseRecord> }
+
+/** What the stages need, resolved once when the pipeline is built. */
+export interface RequestStagesDeps {
+  readonly recording: boolean
+  readonly maxEnrichmentBytes: number
+  readonly beforePlanning: BeforePlanning.Service
+  readonly afterExecution: AfterExecution.Service
+  readonly afterSynthesis: AfterSynthesis.Service
+  readonly gate: Option.Option<ShortCircuit.Gate["Type"]>
+  readonly prompts: PromptBuilder.PromptBuilder.Service
+  readonly runPhases: PhaseLoop["runPhases"]
+}
+
+const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
+  phases,
+  steps: phases.flatMap((p) => p.steps)
+})
+
+/** Builds the stages over their services. */
+export const makeRequestStages = (deps: RequestStagesDeps) => {
+  const { afterExecution, afterSynthesis, beforePlanning, gate, maxEnrichmentBytes, prompts, recording, runPhases } =
+    deps
+
+  // Hooks and tools run only inside `preSynthesis` and `complete`: there they
+  // see the request scope, and with recording off effect reporting is
+  // disabled (a no-op) once per stage rather than once per invocation.
+  const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+    const scoped = Effect.locally(effect, RequestScope.currentRequestScope, Option.some(state.scope))
+    return recording ? scoped : Effect.locally(scoped, HookEffects.currentInvocation, "disabled")
+  }
+
+  /** Everything before synthesis, shared by the buffered and streaming paths. */
+  const preSynthesis = (
+    state: RequestState,
+    resume?: { readonly checkpoint: Checkpoint }
+  ): Effect.Effect<PreSynthesis, PipelineError> =>
+    hookScope(state, Effect.gen(function*() {
+      let context = state.context
+      let phasesResult
+      if (resume === undefined) {
+        const outcome = yield* beforePlanning.run(
+          state,
+          Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate,
+          maxEnrichmentBytes
+        ).pipe(Effect.withSpan("pipeline.before_planning", { captureStackTrace: false }))
+        if (outcome.shortCircuit !== undefined) {
+          return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
+        }
+        // Every phase's prompt and every later stage sees this request-start snapshot.
+        context = Object.freeze({ ...state.context, enrichments: Object.freeze({ ...outcome.enrichments }) })
+        phasesResult = yield* runPhases({ ...state, context }, 1, [], undefined)
+      } else {
+        phasesResult = yield* runPhases(state, resume.checkpoint.phase, resume.checkpoint.priorPhases, resume.checkpoint.plan)
+      }
+      if (phasesResult._tag === "Suspended") return phasesResult
+      const stateWithContext = { ...state, context }
+      yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
+      return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
+    }))
+
+  const shortCircuitResponse = (state: RequestState, accepted: AcceptedShortCircuit, enrichments: JsonObject) =>
+    Effect.gen(function*() {
+      const record = {
+        hookName: accepted.hookName,
+        kind: accepted.kind,
+        reason: accepted.reason,
+        ...(accepted.shortCircuit.source === undefined ? {} : { source: accepted.shortCircuit.source })
+      }
+      yield* state.recorder.modify((r) => ({
+        ...r,
+        shortCircuit: record,
+        finalResponse: accepted.shortCircuit.response
+      }))
+      return new AgentResponse({
+        requestId: state.context.requestId,
+        response: accepted.shortCircuit.response,
+        confidence: 1.0,
+        metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
+        shortCircuit: record,
+        phases: []
+      }, TRUSTED)
+    })
+
+  const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
+    prompts.buildSynthesisPrompt({
+      request: context.request,
+      enrichments: { ...context.enrichments },
+      steps: phases.flatMap((p) => p.steps)
+    })
+
+  const complete = (
+    state: RequestState,
+    context: PipelineContext,
+    phases: ReadonlyArray<PhaseRecord>,
+    draft: string
+  ) =>
+    hookScope(state, Effect.gen(function*() {
+      // The model's output is saved before AfterSynthesis runs: a panicking
+      // hook still leaves the raw draft in the failed record.
+      yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
+      const response = yield* afterSynthesis.run({ ...state, context }, draft)
+      yield* state.recorder.modify((r) => ({ ...r, finalResponse: response }))
+      return new AgentResponse({
+        requestId: state.context.requestId,
+        response,
+        confidence: confidenceOf(phases),
+        metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
+        rawDraft: draft,
+        phases
+      }, TRUSTED)
+    }))
+
+  return { preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
+}
+
+/** The stages built by {@link makeRequestStages}. */
+export type RequestStages = ReturnType<typeof makeRequestStages>

@@ -1,0 +1,81 @@
+/**
+ * HITL resume (seed 000 §3, DESIGN §4 step 5): takes the checkpoint (a
+ * resume happens at most once), reopens the request's record — or rebuilds
+ * it from the checkpoint when none is stored — and, if approved, runs the
+ * approved plan on the buffered path without AfterPlanning (C8).
+ */
+import { Clock, Effect, Either, Option, Scope } from "effect"
+import type { ExecutionRecord } from "../../record/ExecutionRecord.js"
+import * as RequestRecorder from "../../record/RequestRecorder.js"
+import type { CheckpointStore } from "../../stores/CheckpointStore.js"
+import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import type { PipelineResult } from "../AgentResponse.js"
+import type { ApprovalDecision, Checkpoint } from "../Approval.js"
+import { RequestId } from "../PipelineContext.js"
+import { CheckpointError, type PipelineError } from "../PipelineError.js"
+import { owned, type RequestState } from "./requestRecord.js"
+
+/** What resume needs, resolved once when the pipeline is built. */
+export interface ResumeRequestDeps {
+  readonly recording: boolean
+  readonly store: ExecutionStore.Service
+  readonly checkpoints: CheckpointStore["Type"]
+  /** The buffered path, run from the checkpoint's phase with its approved plan. */
+  readonly buffered: (
+    state: RequestState,
+    resume: { readonly checkpoint: Checkpoint }
+  ) => Effect.Effect<PipelineResult, PipelineError>
+}
+
+/** Builds `resume` over its services. */
+export const makeResumeRequest = (deps: ResumeRequestDeps) => {
+  const { buffered, checkpoints, recording, store } = deps
+
+  const resume = (checkpointId: string, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
+    Effect.gen(function*() {
+      const found = yield* checkpoints.take(checkpointId).pipe(
+        Effect.mapError((e) => new CheckpointError({ reason: "not_found", checkpointId, detail: e.message }))
+      )
+      if (Option.isNone(found)) {
+        return yield* Effect.fail(
+          new CheckpointError({ reason: "not_found", checkpointId, detail: "no such checkpoint (or already resumed)" })
+        )
+      }
+      const checkpoint = found.value
+      const startedAt = yield* Clock.currentTimeMillis
+      const stored = recording ? yield* Effect.either(store.get(checkpoint.requestId)) : Either.right(Option.none())
+      const previous = Either.isRight(stored) ? stored.right : Option.none()
+      const initial: ExecutionRecord = Option.isSome(previous)
+        ? { ...previous.value, mode: "resume", lifecycle: { status: "running", startedAt } }
+        : {
+          schemaVersion: 1,
+          requestId: checkpoint.requestId,
+          recordRevision: 0,
+          mode: "resume",
+          request: checkpoint.request,
+          metadata: checkpoint.metadata,
+          lifecycle: { status: "running", startedAt },
+          phases: checkpoint.priorPhases,
+          hookInvocations: [],
+          checkpointId,
+          diagnostics: []
+        }
+      const state: RequestState = {
+        context: Object.freeze({
+          requestId: RequestId.make(checkpoint.requestId),
+          request: checkpoint.request,
+          metadata: checkpoint.metadata,
+          enrichments: Object.freeze({ ...checkpoint.enrichments })
+        }),
+        recorder: recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial),
+        startedAt,
+        scope: yield* Scope.make()
+      }
+      const body = decision === "approve"
+        ? buffered(state, { checkpoint })
+        : Effect.fail(new CheckpointError({ reason: "rejected", checkpointId, detail: "the plan was rejected" }))
+      return yield* owned(state, body, "resume")
+    })
+
+  return resume
+}

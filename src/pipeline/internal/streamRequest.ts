@@ -1,0 +1,98 @@
+/**
+ * The streaming path (seed 000 §3, DESIGN §4 step 7): everything before
+ * synthesis, then the model's tokens as they come, then the final response
+ * after AfterSynthesis (C12: tokens already sent stay sent; the mutated
+ * string becomes the final response, the raw draft is kept separately). A
+ * short-circuit answer is streamed in UTF-8-safe chunks; a suspension is one
+ * event. The record is finalized when the stream ends, and a consumer that
+ * stops pulling before the final event leaves an interrupted request.
+ */
+import type { LanguageModel } from "@effect/ai"
+import { Effect, Exit, FiberId, Stream } from "effect"
+import * as Synthesizer from "../../ai/Synthesizer.js"
+import { Completed, type StreamEvent, Suspended, Token } from "../AgentResponse.js"
+import type { PipelineError } from "../PipelineError.js"
+import type * as PipelineRequest from "../PipelineRequest.js"
+import { chunkUtf8 } from "../Utf8Chunks.js"
+import { type Begin, finalize, TRUSTED } from "./requestRecord.js"
+import type { RequestStages } from "./requestStages.js"
+
+/** What the streaming path needs, resolved once when the pipeline is built. */
+export interface StreamRequestDeps {
+  readonly begin: Begin
+  readonly model: LanguageModel.Service
+  readonly stages: RequestStages
+  /** UTF-8 bytes per token event of a streamed short-circuit answer. */
+  readonly chunkBytes: number
+}
+
+/** Builds the streaming path: `stream` opens a request and streams its events. */
+export const makeStreamRequest = (deps: StreamRequestDeps) => {
+  const { begin, chunkBytes, model } = deps
+  const { complete, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
+
+  const stream = (input: PipelineRequest.Input): Stream.Stream<StreamEvent, PipelineError> =>
+    Stream.unwrap(
+      Effect.map(begin(input, "stream"), (state) => {
+        let suspended = false
+        // Set when the final event is produced: a consumer that stops pulling
+        // earlier ends the stream "successfully", but the request did not finish.
+        let delivered = false
+        const body: Stream.Stream<StreamEvent, PipelineError> = Stream.unwrap(
+          Effect.map(preSynthesis(state), (pre): Stream.Stream<StreamEvent, PipelineError> => {
+            switch (pre._tag) {
+              case "ShortCircuit":
+                return Stream.concat(
+                  Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
+                    Stream.map((text) => new Token({ text }, TRUSTED))
+                  ),
+                  Stream.fromEffect(
+                    Effect.map(
+                      shortCircuitResponse(state, pre.accepted, pre.enrichments),
+                      (response) => {
+                        delivered = true
+                        return new Completed({ response }, TRUSTED)
+                      }
+                    )
+                  )
+                )
+              case "Suspended":
+                suspended = true
+                delivered = true
+                return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED))
+              case "Synthesize": {
+                const parts: Array<string> = []
+                const tokens = Synthesizer.stream(model, synthesisPrompt(pre.context, pre.phases)).pipe(
+                  Stream.map((text) => {
+                    parts.push(text)
+                    return new Token({ text }, TRUSTED)
+                  }),
+                  Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
+                )
+                const final = Stream.fromEffect(
+                  Effect.suspend(() =>
+                    Effect.map(complete(state, pre.context, pre.phases, parts.join("")), (response) => {
+                      delivered = true
+                      return new Completed({ response }, TRUSTED)
+                    })
+                  )
+                )
+                return Stream.concat(tokens, final)
+              }
+            }
+          })
+        )
+        return body.pipe(
+          Stream.ensuringWith((exit) =>
+            finalize(state, Exit.isSuccess(exit) && !delivered ? Exit.interrupt(FiberId.none) : exit, suspended)
+          ),
+          Stream.withSpan("pipeline.request", {
+            captureStackTrace: false,
+            attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "stream" }
+          })
+        )
+      })
+    )
+
+  return stream
+}

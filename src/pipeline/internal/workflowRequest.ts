@@ -1,0 +1,64 @@
+/**
+ * Workflow mode (C20): validates a given plan, executes it as phase 1 and
+ * synthesizes the draft as the response. No pipeline hook runs — no
+ * BeforePlanning, AfterPlanning, AfterExecution or AfterSynthesis — but the
+ * request is still recorded and finalized on every exit.
+ */
+import type { LanguageModel } from "@effect/ai"
+import { Effect, Either } from "effect"
+import * as Synthesizer from "../../ai/Synthesizer.js"
+import { AgentResponse } from "../AgentResponse.js"
+import { type PipelineError, PlanningError } from "../PipelineError.js"
+import type * as PipelineRequest from "../PipelineRequest.js"
+import * as PlanValidation from "../PlanValidation.js"
+import type { RoutingPlanInput } from "../RoutingPlan.js"
+import type { PhaseLoop } from "./phaseLoop.js"
+import { type Begin, confidenceOf, finalize, TRUSTED } from "./requestRecord.js"
+import type { RequestStages } from "./requestStages.js"
+
+/** What workflow mode needs, resolved once when the pipeline is built. */
+export interface WorkflowRequestDeps {
+  readonly begin: Begin
+  readonly model: LanguageModel.Service
+  readonly validationFor: PhaseLoop["validationFor"]
+  readonly executePhase: PhaseLoop["executePhase"]
+  readonly synthesisPrompt: RequestStages["synthesisPrompt"]
+}
+
+/** Builds `executePlanWithSynthesis` over its services. */
+export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
+  const { begin, executePhase, model, synthesisPrompt, validationFor } = deps
+
+  const executePlanWithSynthesis = (
+    input: PipelineRequest.Input,
+    rawPlan: RoutingPlanInput
+  ): Effect.Effect<AgentResponse, PipelineError> =>
+    Effect.flatMap(begin(input, "workflow"), (state) =>
+      Effect.gen(function*() {
+        const validated = PlanValidation.validate(rawPlan, validationFor(new Set()))
+        if (Either.isLeft(validated)) {
+          return yield* Effect.fail(
+            new PlanningError({ reason: "invalid_plan", phase: 1, detail: validated.left.message, cause: validated.left })
+          )
+        }
+        const phase = yield* executePhase(state, 1, validated.right, [])
+        const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(state.context, [phase]))
+        yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
+        return new AgentResponse({
+          requestId: state.context.requestId,
+          response: draft,
+          confidence: confidenceOf([phase]),
+          metadata: { phase_count: 1, step_count: phase.steps.length },
+          rawDraft: draft,
+          phases: [phase]
+        }, TRUSTED)
+      }).pipe(
+        Effect.onExit((exit) => finalize(state, exit, false)),
+        Effect.withSpan("pipeline.request", {
+          captureStackTrace: false,
+          attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "workflow" }
+        })
+      ))
+
+  return executePlanWithSynthesis
+}
