@@ -55,6 +55,17 @@ describe("Agent.layer", () => {
       expect(yield* text("What is the stock quote for ACME?")).toMatch(/^Here is what the tools returned for .*stock_quote: symbol=ACME/s)
     }).pipe(Effect.provide(Agent.layerOffline({ tools: allTools }))))
 
+  it.effect("a model Layer provided from outside does not replace the agent's model part (the README says so)", () =>
+    Effect.gen(function*() {
+      expect(yield* text("What is the stock quote for ACME?")).toMatch(/^Here is what the tools returned/)
+    }).pipe(
+      Effect.provide(
+        Agent.layerOffline({ tools: allTools }).pipe(
+          Layer.provide(ScriptedModel.layer({ plans: [plan([])], synthesis: "SCRIPTED" }))
+        )
+      )
+    ))
+
   it.effect("the executionStore part receives the records, and the agent provides it to callers", () =>
     Effect.gen(function*() {
       yield* text("What is the stock quote for ACME?", "kept")
