@@ -9,7 +9,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { Agent, Pipeline } from "effect-agent-pipeline"
 import { allTools } from "../shared/DemoTools.js"
-import { allowedOperations } from "./PlanPolicy.js"
+import { allowedOperations, OperationNotAllowed } from "./PlanPolicy.js"
 
 const policy = allowedOperations([{ namespace: "demo-tools", agent: "stock-service", capability: "stock_quote" }])
 
@@ -21,8 +21,14 @@ const ask = (request: string) =>
         result._tag === "Completed" ? `ALLOWED: ${result.response.response}` : "SUSPENDED (unexpected here)"
       ),
       // Only the success branch may deliver an answer; a required-hook rejection is a denial.
+      // The hook's own failure is the cause: the application's typed denial is
+      // told apart from a fault in the hook.
       Effect.catchTag("RequiredAfterPlanningError", (rejected) =>
-        Effect.succeed(`DENIED by ${rejected.hookName}: ${rejected.detail}`))
+        Effect.succeed(
+          rejected.cause instanceof OperationNotAllowed
+            ? `DENIED by ${rejected.hookName}: ${rejected.detail}`
+            : `FAILED in ${rejected.hookName}: ${rejected.detail}`
+        ))
     )
   })
 

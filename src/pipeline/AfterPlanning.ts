@@ -94,7 +94,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Serv
                 }
                 const validated = PlanValidation.validate(value, info.validation)
                 if (Either.isLeft(validated)) {
-                  return { _tag: "Reject", error: validated.left.message, decision: onError }
+                  return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
                 }
                 return {
                   _tag: "Accept",
@@ -106,8 +106,14 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Serv
             if (result._tag === "Accepted") {
               current = result.value
             } else if (required) {
+              // The hook's own failure stays reachable as the cause (seed 000 §7.4).
               return yield* Effect.fail(
-                new RequiredAfterPlanningError({ hookName: hook.name, phase: info.phase, detail: result.error })
+                new RequiredAfterPlanningError({
+                  hookName: hook.name,
+                  phase: info.phase,
+                  detail: result.error,
+                  ...(result.cause === undefined ? {} : { cause: result.cause })
+                })
               )
             } else {
               yield* Effect.logWarning(`after_planning hook ${hook.name} rejected; keeping the last valid plan`).pipe(

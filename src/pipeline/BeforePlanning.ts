@@ -247,14 +247,16 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
                         diagnostic: evaluation.diagnostic
                       },
                       decision: evaluation.decision,
-                      effects
+                      effects,
+                      event: ShortCircuit.decisionEvent(hook.name, evaluation)
                     }
                   case "Rejected":
                     return {
                       _tag: "Accept",
                       value: { _tag: "Continue", rejectedReason: evaluation.decision.reason },
                       decision: evaluation.decision,
-                      effects
+                      effects,
+                      event: ShortCircuit.decisionEvent(hook.name, evaluation)
                     }
                   case "ContractViolation":
                     return {
@@ -262,6 +264,7 @@ export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Ser
                       error: `hook contract error (${evaluation.reason}): ${evaluation.detail}`,
                       decision: evaluation.decision,
                       effects,
+                      event: ShortCircuit.decisionEvent(hook.name, evaluation),
                       value: {
                         _tag: "Violation",
                         error: new HookContractError({

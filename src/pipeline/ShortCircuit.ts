@@ -226,6 +226,41 @@ export const decisionCounter = Metric.counter("orchestration.pipeline.short_circ
 })
 
 /**
+ * The trace event an evaluated decision adds to the deciding hook's span:
+ * the metric's labels plus what the metric leaves out on purpose — the hook
+ * and the answer's source — so an accepted decision stays identifiable
+ * (seed 000 §6).
+ *
+ * @since 0.1.0
+ */
+export const decisionEvent = (hookName: string, evaluation: Evaluation): {
+  readonly name: "pipeline.short_circuit.decision"
+  readonly attributes: Readonly<Record<string, string>>
+} => {
+  const attributes: Record<string, string> = { "pipeline.short_circuit.hook": hookName }
+  switch (evaluation._tag) {
+    case "Accepted":
+      attributes["pipeline.short_circuit.kind"] = evaluation.kind
+      attributes["pipeline.short_circuit.reason"] = evaluation.decision.reason
+      attributes["pipeline.short_circuit.status"] = "accepted"
+      if (evaluation.shortCircuit.source !== undefined) {
+        attributes["pipeline.short_circuit.source"] = evaluation.shortCircuit.source
+      }
+      break
+    case "Rejected":
+      attributes["pipeline.short_circuit.kind"] = evaluation.kind
+      attributes["pipeline.short_circuit.reason"] = evaluation.decision.reason
+      attributes["pipeline.short_circuit.status"] = "rejected"
+      break
+    case "ContractViolation":
+      attributes["pipeline.short_circuit.kind"] = "invalid"
+      attributes["pipeline.short_circuit.reason"] = evaluation.reason
+      attributes["pipeline.short_circuit.status"] = "invalid"
+  }
+  return { name: "pipeline.short_circuit.decision", attributes }
+}
+
+/**
  * Records one decision on the counter.
  *
  * @since 0.1.0

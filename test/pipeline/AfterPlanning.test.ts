@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import { Approval, Hook, HookEffects, type RoutingPlan, ToolRegistry } from "effect-agent-pipeline"
+import { allowedOperations, OperationNotAllowed } from "../../examples/plan-policy/PlanPolicy.js"
 import { ExecuteTrade } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, tradeStep, weatherStep } from "../support/Harness.js"
 
@@ -302,5 +303,38 @@ describe("AfterPlanning", () => {
       expect(after.recordRevision).toBeGreaterThan(before.recordRevision)
       expect(after.hookInvocations[0]?.effects.map((e) => e.status)).toEqual(["succeeded"])
       expect(after.phases).toEqual([])
+    }))
+})
+
+describe("the required hook's failure stays the cause (seed 000 §7.4)", () => {
+  it.effect("seed 000 §7.4: the application's typed denial is the cause of RequiredAfterPlanningError, found through catchTag", () =>
+    Effect.gen(function*() {
+      const policy = allowedOperations([{ namespace: NAMESPACE, agent: "stock-service", capability: "stock_quote" }])
+      const h = yield* makeHarness({ hooks: [policy], script: { plans: [plan([tradeStep("t1")])], synthesis: "never" } })
+      const found = yield* h.pipeline.process({ request: "buy ACME" }).pipe(
+        Effect.as("answered"),
+        Effect.catchTag("RequiredAfterPlanningError", (denied) =>
+          Effect.succeed(denied.cause instanceof OperationNotAllowed ? `denied: ${denied.cause.stepId}` : "unknown"))
+      )
+      expect(found).toBe("denied: t1")
+    }))
+
+  it.effect("seed 000 §7.4: an invalid plan from the required hook keeps the validation failure as the cause", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.required({
+            name: "breaks-plans",
+            afterPlanning: (_ctx, p) => Effect.succeed({ ...p, steps: [{ ...p.steps[0]!, depends_on: ["ghost"] }] })
+          })
+        ],
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "never" }
+      })
+      const error = yield* Effect.flip(h.pipeline.process({ request: "quote" }))
+      expect(error._tag).toBe("RequiredAfterPlanningError")
+      if (error._tag !== "RequiredAfterPlanningError") return
+      expect(error.cause).toBeInstanceOf(Error)
+      expect(error.detail).toContain("ghost")
+      expect(error.cause instanceof Error && error.cause.message).toBe(error.detail)
     }))
 })

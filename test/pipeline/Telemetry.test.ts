@@ -658,3 +658,82 @@ describe("telemetry: short-circuit decision metric (C17, seed §6)", () => {
       })
     }))
 })
+
+const untypedDecision: unknown = { kind: "maybe", shortCircuit: { response: "x" } }
+
+describe("telemetry: the short-circuit decision trace event (seed 000 §6)", () => {
+  const EVENT = "pipeline.short_circuit.decision"
+  const eventsOf = (span: ReadableSpan) => span.events.filter((e) => e.name === EVENT).map((e) => e.attributes)
+
+  it.effect("seed 000 §6: an accepted decision is identifiable through a pipeline.short_circuit.decision event on the deciding hook's span", () =>
+    traced((tracing) =>
+      Effect.gen(function*() {
+        const h = yield* makeHarness({
+          hooks: [
+            Hook.make({
+              name: "stale-cache",
+              beforePlanning: () =>
+                Effect.succeed({
+                  decision: { kind: "cache" as const, shortCircuit: { response: "old" }, cachedAgainst: { model: "m0" } }
+                })
+            }),
+            Hook.make({
+              name: "policy",
+              beforePlanning: () =>
+                Effect.succeed({
+                  decision: { kind: "authoritative" as const, shortCircuit: { response: "no", source: "policy_engine" } }
+                })
+            })
+          ],
+          gate: { cacheReadEnabled: true, cacheVary: { model: "m1" } }
+        })
+        yield* h.pipeline.process({ request: "anything", requestId: "event" })
+        const spans = tracing.spans()
+        expect(eventsOf(only(spans, "pipeline.hook.before_planning.policy"))).toEqual([{
+          "pipeline.short_circuit.hook": "policy",
+          "pipeline.short_circuit.kind": "authoritative",
+          "pipeline.short_circuit.reason": "authoritative",
+          "pipeline.short_circuit.status": "accepted",
+          "pipeline.short_circuit.source": "policy_engine"
+        }])
+        // A rejected cache decision is an event too, with its status.
+        expect(eventsOf(only(spans, "pipeline.hook.before_planning.stale-cache"))).toEqual([{
+          "pipeline.short_circuit.hook": "stale-cache",
+          "pipeline.short_circuit.kind": "cache",
+          "pipeline.short_circuit.reason": "cache_dimension_mismatch",
+          "pipeline.short_circuit.status": "rejected"
+        }])
+        // The event and the record name the same decision: they correlate.
+        const [record] = yield* Effect.orDie(h.store.list())
+        expect(record?.shortCircuit).toMatchObject({ hookName: "policy", source: "policy_engine" })
+        const request = only(spans, "pipeline.request")
+        expect(traceIdOf(only(spans, "pipeline.hook.before_planning.policy"))).toBe(traceIdOf(request))
+      })
+    ))
+
+  it.effect("seed 000 §6: a broken decision contract is an event with status invalid; a hook that decides nothing adds none", () =>
+    traced((tracing) =>
+      Effect.gen(function*() {
+        const h = yield* makeHarness({
+          hooks: [
+            Hook.make({ name: "quiet", beforePlanning: () => Effect.succeed({}) }),
+            Hook.make({
+              name: "broken",
+              // A JavaScript hook may return anything; the runner checks the contract.
+              beforePlanning: () => Effect.succeed({ decision: untypedDecision } as Hook.BeforePlanningResult)
+            })
+          ]
+        })
+        const error = yield* Effect.flip(h.pipeline.process({ request: "anything" }))
+        expect(error._tag).toBe("HookContractError")
+        const spans = tracing.spans()
+        expect(eventsOf(only(spans, "pipeline.hook.before_planning.quiet"))).toEqual([])
+        expect(eventsOf(only(spans, "pipeline.hook.before_planning.broken"))).toEqual([{
+          "pipeline.short_circuit.hook": "broken",
+          "pipeline.short_circuit.kind": "invalid",
+          "pipeline.short_circuit.reason": "unknown_kind",
+          "pipeline.short_circuit.status": "invalid"
+        }])
+      })
+    ))
+})

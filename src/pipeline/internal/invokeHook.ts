@@ -34,6 +34,12 @@ export const participantsOf = <K extends "beforePlanning" | "afterPlanning" | "a
   return out
 }
 
+/** A trace event added to the invocation's span before it ends. */
+export interface SpanEvent {
+  readonly name: string
+  readonly attributes: Readonly<Record<string, unknown>>
+}
+
 /** What the stage's validation made of a returned value. */
 export type Verdict<A> =
   | {
@@ -41,6 +47,7 @@ export type Verdict<A> =
     readonly value: A
     readonly decision?: HookDecision | undefined
     readonly effects?: ReadonlyArray<HookEffect> | undefined
+    readonly event?: SpanEvent | undefined
   }
   | {
     readonly _tag: "Reject"
@@ -48,12 +55,21 @@ export type Verdict<A> =
     readonly decision: HookDecision
     readonly value?: A | undefined
     readonly effects?: ReadonlyArray<HookEffect> | undefined
+    /** What made the value unacceptable (kept as the cause of a fail-closed error). */
+    readonly cause?: unknown
+    readonly event?: SpanEvent | undefined
   }
 
 /** What the stage gets back. */
 export type InvocationResult<A> =
   | { readonly _tag: "Accepted"; readonly value: A }
-  | { readonly _tag: "Rejected"; readonly error: string; readonly value?: A | undefined }
+  | {
+    readonly _tag: "Rejected"
+    readonly error: string
+    readonly value?: A | undefined
+    /** The hook's own failure (its typed error), or what its value failed on. */
+    readonly cause?: unknown
+  }
 
 export interface InvocationSpec<A> {
   readonly stage: HookStage
@@ -122,7 +138,8 @@ const failureDecision = (policy: DecisionPolicy): HookDecision =>
     ? { policy, action: "continue", reason: "hook_error" }
     : { policy, action: "terminate", reason: "hook_error" }
 
-const rejected = (error: string) => ({ _tag: "Rejected", error }) as const
+const rejected = (error: string, cause?: unknown): InvocationResult<never> =>
+  cause === undefined ? { _tag: "Rejected", error } : { _tag: "Rejected", error, cause }
 
 // Hot path: one span, one FiberRef scope and synchronous clock reads per
 // invocation; everything else is plain code.
@@ -143,9 +160,11 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
         error: string | undefined,
         decision: HookDecision | undefined,
         effects: ReadonlyArray<HookEffect> | undefined,
-        exit: Exit.Exit<unknown, unknown>
+        exit: Exit.Exit<unknown, unknown>,
+        event?: SpanEvent
       ): Effect.Effect<void> => {
         spec.inflight.current = undefined
+        if (event !== undefined) span.event(event.name, clock.unsafeCurrentTimeNanos(), event.attributes)
         span.attribute("pipeline.hook.outcome", outcome)
         if (decision !== undefined) {
           span.attribute("pipeline.hook.decision.policy", decision.policy)
@@ -190,16 +209,15 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
             }
             const verdict = spec.accept(value)
             if (verdict._tag === "Accept") {
-              return Effect.as(record("succeeded", undefined, verdict.decision, verdict.effects, Exit.void), {
-                _tag: "Accepted",
-                value: verdict.value
-              } as const)
+              return Effect.as(
+                record("succeeded", undefined, verdict.decision, verdict.effects, Exit.void, verdict.event),
+                { _tag: "Accepted", value: verdict.value } as const
+              )
             }
-            return Effect.as(record("failed", verdict.error, verdict.decision, verdict.effects, Exit.fail(verdict.error)), {
-              _tag: "Rejected",
-              error: verdict.error,
-              value: verdict.value
-            } as const)
+            return Effect.as(
+              record("failed", verdict.error, verdict.decision, verdict.effects, Exit.fail(verdict.error), verdict.event),
+              { _tag: "Rejected", error: verdict.error, value: verdict.value, cause: verdict.cause } as const
+            )
           },
           onFailure: (cause): Effect.Effect<InvocationResult<A>, unknown> => {
             if (Cause.isInterruptedOnly(cause)) {
@@ -215,7 +233,7 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
               const error = failureText(failure.value)
               return Effect.as(
                 record("failed", error, failureDecision(spec.policy), undefined, Exit.failCause(cause)),
-                rejected(error)
+                rejected(error, failure.value)
               )
             }
             // A panic: record it, then re-raise the original cause unchanged.
