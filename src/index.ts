@@ -4,37 +4,46 @@
  *
  * @since 0.1.0
  */
-export * as Agent from "./pipeline/Agent.js"
-export * as AgentResponse from "./pipeline/AgentResponse.js"
+// The request lifecycle, hooks and agent assembly
 export * as AfterExecution from "./pipeline/AfterExecution.js"
 export * as AfterPlanning from "./pipeline/AfterPlanning.js"
 export * as AfterSynthesis from "./pipeline/AfterSynthesis.js"
+export * as Agent from "./pipeline/Agent.js"
+export * as AgentResponse from "./pipeline/AgentResponse.js"
 export * as Approval from "./pipeline/Approval.js"
 export * as BeforePlanning from "./pipeline/BeforePlanning.js"
 export * as ConversationHistory from "./pipeline/ConversationHistory.js"
 export * as Hook from "./pipeline/Hook.js"
 export * as HookRegistration from "./pipeline/HookRegistration.js"
-export * as Json from "./pipeline/Json.js"
 export * as Pipeline from "./pipeline/Pipeline.js"
-export * as PipelineContext from "./pipeline/PipelineContext.js"
-export * as PipelineError from "./pipeline/PipelineError.js"
 export * as PipelineHooks from "./pipeline/PipelineHooks.js"
 export * as PipelineOptions from "./pipeline/PipelineOptions.js"
-export * as PipelineRequest from "./pipeline/PipelineRequest.js"
 export * as PlanExecutor from "./pipeline/PlanExecutor.js"
-export * as PlanValidation from "./pipeline/PlanValidation.js"
 export * as PromptBuilder from "./pipeline/PromptBuilder.js"
-export * as RequestScope from "./pipeline/RequestScope.js"
-export * as RoutingPlan from "./pipeline/RoutingPlan.js"
 export * as ShortCircuit from "./pipeline/ShortCircuit.js"
-export * as Utf8Chunks from "./pipeline/Utf8Chunks.js"
-export * as ExecutionRecord from "./record/ExecutionRecord.js"
-export * as HookEffects from "./record/HookEffects.js"
-export * as RequestRecorder from "./record/RequestRecorder.js"
+
+// Data: requests, plans, records, errors
+export * as ExecutionRecord from "./domain/ExecutionRecord.js"
+export * as Json from "./domain/Json.js"
+export * as PipelineContext from "./domain/PipelineContext.js"
+export * as PipelineError from "./domain/PipelineError.js"
+export * as PipelineRequest from "./domain/PipelineRequest.js"
+export * as PlanValidation from "./domain/PlanValidation.js"
+export * as RoutingPlan from "./domain/RoutingPlan.js"
+export * as Utf8Chunks from "./domain/Utf8Chunks.js"
+
+// The hook runtime: effect reporting, recording, the request scope
+export * as HookEffects from "./runtime/HookEffects.js"
+export * as RequestRecorder from "./runtime/RequestRecorder.js"
+export * as RequestScope from "./runtime/RequestScope.js"
+
+// Models, planning, synthesis, tools
 export * as OfflineModel from "./ai/OfflineModel.js"
 export * as Planner from "./ai/Planner.js"
 export * as ScriptedModel from "./ai/ScriptedModel.js"
 export * as Synthesizer from "./ai/Synthesizer.js"
 export * as ToolRegistry from "./ai/ToolRegistry.js"
+
+// Stores
 export * as CheckpointStore from "./stores/CheckpointStore.js"
 export * as ExecutionStore from "./stores/ExecutionStore.js"

@@ -32,7 +32,7 @@
 import { AiError, LanguageModel } from "@effect/ai"
 import type { Response } from "@effect/ai"
 import { Effect, Layer, Stream } from "effect"
-import type { RoutingPlanInput } from "../pipeline/RoutingPlan.js"
+import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
 import * as planning from "./internal/offlinePlanning.js"
 import { lastUserText } from "./internal/offlinePrompt.js"
 import * as synthesis from "./internal/offlineSynthesis.js"

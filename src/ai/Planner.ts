@@ -8,9 +8,9 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { Effect, Either } from "effect"
-import { PlanningError } from "../pipeline/PipelineError.js"
-import * as PlanValidation from "../pipeline/PlanValidation.js"
-import { RoutingPlan } from "../pipeline/RoutingPlan.js"
+import { PlanningError } from "../domain/PipelineError.js"
+import * as PlanValidation from "../domain/PlanValidation.js"
+import { RoutingPlan } from "../domain/RoutingPlan.js"
 
 /**
  * Asks the model for a plan and validates it.

@@ -6,8 +6,8 @@
  */
 import type { LanguageModel } from "@effect/ai"
 import { Effect, Option, Stream } from "effect"
-import { SynthesisError } from "../pipeline/PipelineError.js"
-import { joinSurrogates } from "../pipeline/Utf8Chunks.js"
+import { SynthesisError } from "../domain/PipelineError.js"
+import { joinSurrogates } from "../domain/Utf8Chunks.js"
 
 const toError = (error: { readonly message: string }) =>
   new SynthesisError({ detail: error.message.slice(0, 400), cause: error })

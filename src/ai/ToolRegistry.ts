@@ -8,8 +8,8 @@
  */
 import { Tool } from "@effect/ai"
 import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
-import { isJson, type Json, type JsonObject } from "../pipeline/Json.js"
-import type { ToolDescriptor } from "../pipeline/PromptBuilder.js"
+import { isJson, type Json, type JsonObject } from "../domain/Json.js"
+import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 
 /**
  * A registered tool with its handler, its requirements erased into `R`.

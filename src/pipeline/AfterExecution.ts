@@ -8,7 +8,8 @@
 import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, participantsOf } from "./internal/invokeHook.js"
+import { guarded, invoke } from "../runtime/internal/invoke.js"
+import { participantsOf } from "./internal/participants.js"
 
 /**
  * The stage service.

@@ -13,11 +13,12 @@
 import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
-import * as Json from "./Json.js"
-import { RequiredAfterPlanningError } from "./PipelineError.js"
-import * as PlanValidation from "./PlanValidation.js"
-import type { RoutingPlan } from "./RoutingPlan.js"
+import { guarded, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { participantsOf } from "./internal/participants.js"
+import * as Json from "../domain/Json.js"
+import { RequiredAfterPlanningError } from "../domain/PipelineError.js"
+import * as PlanValidation from "../domain/PlanValidation.js"
+import type { RoutingPlan } from "../domain/RoutingPlan.js"
 
 /**
  * The stage service.

@@ -10,7 +10,8 @@
 import { Context, Effect } from "effect"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
+import { guarded, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { participantsOf } from "./internal/participants.js"
 
 /**
  * The stage service.

@@ -5,9 +5,9 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { PhaseRecord, ShortCircuitRecord } from "../record/ExecutionRecord.js"
-import { Checkpoint } from "./Approval.js"
-import { JsonObject } from "./Json.js"
+import { PhaseRecord, ShortCircuitRecord } from "../domain/ExecutionRecord.js"
+import { Checkpoint } from "../domain/Checkpoint.js"
+import { JsonObject } from "../domain/Json.js"
 
 /**
  * A completed answer. `confidence` is 1.0 for an accepted short-circuit and

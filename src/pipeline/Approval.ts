@@ -7,11 +7,11 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
-import { JsonObject } from "./Json.js"
-import type { PipelineContext } from "./PipelineContext.js"
-import { RoutingPlan } from "./RoutingPlan.js"
-import { PhaseRecord } from "../record/ExecutionRecord.js"
+import { Context, Effect, Layer } from "effect"
+import type { PipelineContext } from "../domain/PipelineContext.js"
+import type { RoutingPlan } from "../domain/RoutingPlan.js"
+
+export { Checkpoint } from "../domain/Checkpoint.js"
 
 /**
  * The policy's verdict on a plan.
@@ -72,27 +72,6 @@ export class ApprovalPolicy extends Context.Tag("effect-agent-pipeline/ApprovalP
 export const layerApproveAll: Layer.Layer<ApprovalPolicy> = Layer.succeed(ApprovalPolicy, {
   evaluate: () => Effect.succeed(approve)
 })
-
-/**
- * A suspended request: everything needed to resume it.
- *
- * @since 0.1.0
- */
-export class Checkpoint extends Schema.Class<Checkpoint>("effect-agent-pipeline/Checkpoint")({
-  checkpointId: Schema.String,
-  requestId: Schema.String,
-  request: Schema.String,
-  metadata: JsonObject,
-  /** The request-start enrichment snapshot. */
-  enrichments: JsonObject,
-  phase: Schema.Int,
-  /** The approved-pending plan (already through AfterPlanning). */
-  plan: RoutingPlan,
-  /** Phases completed before the suspension. */
-  priorPhases: Schema.Array(PhaseRecord),
-  reason: Schema.String,
-  createdAt: Schema.Finite
-}) {}
 
 /**
  * A human's decision on a checkpoint.

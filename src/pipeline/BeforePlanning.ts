@@ -9,14 +9,15 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
-import type { HookEffect } from "../record/ExecutionRecord.js"
+import type { HookEffect } from "../domain/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, participantsOf, type Verdict } from "./internal/invokeHook.js"
-import { encodedSize, equals, isJson, type Json, type JsonObject } from "./Json.js"
-import { HookContractError } from "./PipelineError.js"
+import { guarded, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { participantsOf } from "./internal/participants.js"
+import { encodedSize, equals, isJson, type Json, type JsonObject } from "../domain/Json.js"
+import { HookContractError } from "../domain/PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
-import { byteLength } from "./Utf8Chunks.js"
+import { byteLength } from "../domain/Utf8Chunks.js"
 
 /**
  * The accepted short-circuit that ended BeforePlanning.

@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { Json, JsonObject } from "./Json.js"
-import { EnrichmentConversationHistory, EnrichmentRAGContext, MetadataConversationTurns } from "./PipelineContext.js"
+import type { Json, JsonObject } from "../domain/Json.js"
+import { EnrichmentConversationHistory, EnrichmentRAGContext, MetadataConversationTurns } from "../domain/PipelineContext.js"
 
 /**
  * Turns raw conversation turns into the `conversation_history` text.

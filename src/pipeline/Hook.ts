@@ -12,11 +12,11 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
-import type { EnrichmentChanges, PipelineContext } from "./PipelineContext.js"
-import type { RoutingPlan, RoutingPlanInput } from "./RoutingPlan.js"
+import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
+import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
-import type { StepResult } from "../record/ExecutionRecord.js"
-import type { RequestRecorder } from "../record/RequestRecorder.js"
+import type { StepResult } from "../domain/ExecutionRecord.js"
+import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 
 /**
  * What a BeforePlanning handler returns: enrichment changes, and optionally

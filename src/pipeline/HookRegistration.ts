@@ -10,7 +10,7 @@
  */
 import { Either } from "effect"
 import type * as Hook from "./Hook.js"
-import { type HookConfigError, InvalidOrchestratorConfig, InvalidRequiredAfterPlanningHook } from "./PipelineError.js"
+import { type HookConfigError, InvalidOrchestratorConfig, InvalidRequiredAfterPlanningHook } from "../domain/PipelineError.js"
 
 const HANDLERS = ["beforePlanning", "afterPlanning", "afterExecution", "afterSynthesis"] as const
 

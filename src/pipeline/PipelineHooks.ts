@@ -13,7 +13,7 @@ import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
 import { BeforePlanning, make as makeBeforePlanning } from "./BeforePlanning.js"
 import type * as Hook from "./Hook.js"
 import { validate } from "./HookRegistration.js"
-import type { HookConfigError } from "./PipelineError.js"
+import type { HookConfigError } from "../domain/PipelineError.js"
 
 /**
  * The four stage services.

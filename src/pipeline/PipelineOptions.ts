@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import { Either, ParseResult, Schema } from "effect"
-import { InvalidPipelineOptions } from "./PipelineError.js"
-import { MEBIBYTE } from "./PipelineRequest.js"
+import { InvalidPipelineOptions } from "../domain/PipelineError.js"
+import { MEBIBYTE } from "../domain/PipelineRequest.js"
 
 /**
  * Pipeline options; every field is optional.

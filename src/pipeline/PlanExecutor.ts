@@ -9,9 +9,9 @@
  */
 import { Clock, Deferred, Effect } from "effect"
 import type { ToolRegistry } from "../ai/ToolRegistry.js"
-import type { StepResult } from "../record/ExecutionRecord.js"
-import type { Json, JsonObject } from "./Json.js"
-import { referencePattern, type RoutingPlan, type RoutingStep } from "./RoutingPlan.js"
+import type { StepResult } from "../domain/ExecutionRecord.js"
+import type { Json, JsonObject } from "../domain/Json.js"
+import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/RoutingPlan.js"
 
 /**
  * Execution options.

@@ -9,28 +9,25 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
-import type { Json, JsonObject } from "./Json.js"
+import type { Json, JsonObject } from "../domain/Json.js"
+import { escapeContent, neutralizeReservedTags } from "../domain/PromptSections.js"
+import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import {
   EnrichmentActivityCoordination,
   EnrichmentConversationHistory,
   EnrichmentRAGContext,
   EnrichmentUserProfile
-} from "./PipelineContext.js"
-import type { StepResult } from "../record/ExecutionRecord.js"
+} from "../domain/PipelineContext.js"
+import type { StepResult } from "../domain/ExecutionRecord.js"
 
-/**
- * A registered tool as the planner sees it.
- *
- * @since 0.1.0
- */
-export interface ToolDescriptor {
-  readonly namespace: string
-  readonly agent: string
-  readonly capability: string
-  readonly description: string
-  /** JSON Schema of the tool's parameters. */
-  readonly parameters: JsonObject
-}
+export type { ToolDescriptor } from "../domain/ToolDescriptor.js"
+export {
+  escapeContent,
+  neutralizeReservedTags,
+  readSection,
+  ReservedSections,
+  unescapeContent
+} from "../domain/PromptSections.js"
 
 /**
  * What a prompt builder receives. `enrichments` is a copy of the
@@ -90,49 +87,6 @@ export declare namespace PromptBuilder {
     readonly buildSynthesisPrompt: (input: SynthesisInput) => string
   }
 }
-
-/**
- * Section tags the framework owns. Content may not open or close any of them.
- *
- * @since 0.1.0
- */
-export const ReservedSections = [
-  "agent_memory",
-  "conversation_history",
-  "agent_coordination",
-  "tools",
-  "step_results",
-  "user_request",
-  "instructions"
-] as const
-
-/**
- * Escapes text for inclusion inside a section: `&`, `<` and `>` become
- * entities, so no tag can be closed or forged.
- *
- * @since 0.1.0
- */
-export const escapeContent = (text: string): string =>
-  /[&<>]/.test(text) ? text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : text
-
-/**
- * Reverses {@link escapeContent}.
- *
- * @since 0.1.0
- */
-export const unescapeContent = (text: string): string =>
-  text.includes("&") ? text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&") : text
-
-const reservedTag = new RegExp(`<(/?\\s*(?:${ReservedSections.join("|")})\\b)`, "gi")
-
-/**
- * Neutralizes reserved section tags in verbatim content (the user profile is
- * inserted as-is so it can carry its own `<user_profile>` block, but it may
- * not open or close a framework section).
- *
- * @since 0.1.0
- */
-export const neutralizeReservedTags = (text: string): string => text.replace(reservedTag, "&lt;$1")
 
 const asText = (value: Json | undefined): string | undefined => {
   if (value === undefined || value === null) return undefined
@@ -230,18 +184,3 @@ export const current: Effect.Effect<PromptBuilder.Service> = Effect.map(
   Effect.serviceOption(PromptBuilder),
   (o) => (o._tag === "Some" ? o.value : defaultBuilder)
 )
-
-/**
- * Reads the (unescaped) content of the first `<tag>…</tag>` section of a
- * prompt built by the default builder, if present. Used by the offline model.
- *
- * @since 0.1.0
- */
-export const readSection = (prompt: string, tag: string): string | undefined => {
-  const open = `<${tag}>\n`
-  const start = prompt.indexOf(open)
-  if (start < 0) return undefined
-  const end = prompt.indexOf(`\n</${tag}>`, start + open.length)
-  if (end < 0) return undefined
-  return unescapeContent(prompt.slice(start + open.length, end))
-}

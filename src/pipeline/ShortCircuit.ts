@@ -9,9 +9,9 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Metric } from "effect"
-import type { JsonObject } from "./Json.js"
-import type { PipelineContext } from "./PipelineContext.js"
-import type { HookDecision } from "../record/ExecutionRecord.js"
+import type { JsonObject } from "../domain/Json.js"
+import type { PipelineContext } from "../domain/PipelineContext.js"
+import type { HookDecision } from "../domain/ExecutionRecord.js"
 
 /**
  * The legacy short-circuit payload: a complete answer.

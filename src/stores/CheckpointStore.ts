@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { Checkpoint } from "../pipeline/Approval.js"
+import type { Checkpoint } from "../domain/Checkpoint.js"
 import { ExecutionStoreError } from "./ExecutionStore.js"
 
 /**

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
-import { type ExecutionRecord, isErrorRecord } from "../record/ExecutionRecord.js"
+import { type ExecutionRecord, isErrorRecord } from "../domain/ExecutionRecord.js"
 
 /**
  * A store backend failed.

@@ -4,8 +4,8 @@ import { Chunk, Effect, Schema, Stream } from "effect"
 import * as OfflineModel from "../../src/ai/OfflineModel.js"
 import * as ToolRegistry from "../../src/ai/ToolRegistry.js"
 import { defaultBuilder, type ToolDescriptor } from "../../src/pipeline/PromptBuilder.js"
-import { RoutingPlan } from "../../src/pipeline/RoutingPlan.js"
-import type { StepResult } from "../../src/record/ExecutionRecord.js"
+import { RoutingPlan } from "../../src/domain/RoutingPlan.js"
+import type { StepResult } from "../../src/domain/ExecutionRecord.js"
 
 const StockQuote = Tool.make("stock_quote", {
   description: "Latest stock quote for a ticker symbol",

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Stream } from "effect"
 import * as ScriptedModel from "../../src/ai/ScriptedModel.js"
 import { defaultBuilder } from "../../src/pipeline/PromptBuilder.js"
-import { RoutingPlan } from "../../src/pipeline/RoutingPlan.js"
+import { RoutingPlan } from "../../src/domain/RoutingPlan.js"
 
 const stockStep = {
   step_id: "s1",

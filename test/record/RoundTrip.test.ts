@@ -16,12 +16,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck, Schema, Struct } from "effect"
-import { Json } from "../../src/pipeline/Json.js"
+import { Json } from "../../src/domain/Json.js"
 import { AgentResponse, Completed, StreamEvent, Suspended, Token } from "../../src/pipeline/AgentResponse.js"
 import { Checkpoint } from "../../src/pipeline/Approval.js"
-import { PipelineRequest } from "../../src/pipeline/PipelineRequest.js"
-import * as PipelineErrors from "../../src/pipeline/PipelineError.js"
-import { RoutingPlan, RoutingStep } from "../../src/pipeline/RoutingPlan.js"
+import { PipelineRequest } from "../../src/domain/PipelineRequest.js"
+import * as PipelineErrors from "../../src/domain/PipelineError.js"
+import { RoutingPlan, RoutingStep } from "../../src/domain/RoutingPlan.js"
 import {
   ExecutionRecord,
   HookDecision,
@@ -33,7 +33,7 @@ import {
   requestCompletion,
   ShortCircuitRecord,
   StepResult
-} from "../../src/record/ExecutionRecord.js"
+} from "../../src/domain/ExecutionRecord.js"
 import { ExecutionStoreError } from "../../src/stores/ExecutionStore.js"
 
 // ---------------------------------------------------------------------------

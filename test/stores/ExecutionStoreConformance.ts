@@ -18,7 +18,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Array as Arr, Effect, FastCheck, Fiber, type Layer, Option, Ref, Schema, TestClock } from "effect"
-import { ExecutionRecord, type LifecycleStatus } from "../../src/record/ExecutionRecord.js"
+import { ExecutionRecord, type LifecycleStatus } from "../../src/domain/ExecutionRecord.js"
 import { ExecutionStore, type RetentionSettings } from "../../src/stores/ExecutionStore.js"
 
 /**

@@ -4,9 +4,10 @@
  * namespace and description, then the chosen tools' parameters filled from
  * their JSON Schema by the table-driven `FILL_RULES`.
  */
-import type { Json, JsonObject } from "../../pipeline/Json.js"
-import { readSection, type ToolDescriptor } from "../../pipeline/PromptBuilder.js"
-import type { RoutingPlanInput } from "../../pipeline/RoutingPlan.js"
+import type { Json, JsonObject } from "../../domain/Json.js"
+import { readSection } from "../../domain/PromptSections.js"
+import type { ToolDescriptor } from "../../domain/ToolDescriptor.js"
+import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
 import { isJsonObject, parseTools } from "./offlinePrompt.js"
 
 // =============================================================================

@@ -3,8 +3,8 @@
  * plain listing of the step results, one line per step, under a line that
  * quotes the request and tallies the outcomes.
  */
-import type { Json } from "../../pipeline/Json.js"
-import { readSection } from "../../pipeline/PromptBuilder.js"
+import type { Json } from "../../domain/Json.js"
+import { readSection } from "../../domain/PromptSections.js"
 import { parseSteps, type StepSummary } from "./offlinePrompt.js"
 
 /** Rendered step outputs are cut at this many characters. */

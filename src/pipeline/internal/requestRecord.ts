@@ -7,16 +7,16 @@
  * finalized with its lifecycle (C16).
  */
 import { Cause, Clock, Effect, Exit, Option, Scope } from "effect"
-import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../record/ExecutionRecord.js"
-import * as RequestRecorder from "../../record/RequestRecorder.js"
+import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
+import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { PipelineResult } from "../AgentResponse.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
-import { type PipelineContext, RequestId } from "../PipelineContext.js"
-import { InvalidRequest } from "../PipelineError.js"
-import * as PipelineRequest from "../PipelineRequest.js"
-import { failureText } from "./invokeHook.js"
+import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
+import { InvalidRequest } from "../../domain/PipelineError.js"
+import * as PipelineRequest from "../../domain/PipelineRequest.js"
+import { failureText } from "../../runtime/internal/invoke.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -124,7 +124,7 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         metadata: decoded.metadata,
         enrichments: ConversationHistory.promote(decoded.metadata, preparer)
       }
-      const recorder = recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial)
+      const recorder = recording ? RequestRecorder.make(store.save, initial) : RequestRecorder.disabled(initial)
       const scope = yield* Scope.make()
       return { context, recorder, startedAt, scope } satisfies RequestState
     })

@@ -5,14 +5,15 @@
  * approved plan on the buffered path without AfterPlanning (C8).
  */
 import { Clock, Effect, Either, Option, Scope } from "effect"
-import type { ExecutionRecord } from "../../record/ExecutionRecord.js"
-import * as RequestRecorder from "../../record/RequestRecorder.js"
+import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { PipelineResult } from "../AgentResponse.js"
-import type { ApprovalDecision, Checkpoint } from "../Approval.js"
-import { RequestId } from "../PipelineContext.js"
-import { CheckpointError, type PipelineError } from "../PipelineError.js"
+import type { Checkpoint } from "../../domain/Checkpoint.js"
+import type { ApprovalDecision } from "../Approval.js"
+import { RequestId } from "../../domain/PipelineContext.js"
+import { CheckpointError, type PipelineError } from "../../domain/PipelineError.js"
 import { owned, type RequestState } from "./requestRecord.js"
 
 /** What resume needs, resolved once when the pipeline is built. */
@@ -67,7 +68,7 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
           metadata: checkpoint.metadata,
           enrichments: Object.freeze({ ...checkpoint.enrichments })
         }),
-        recorder: recording ? RequestRecorder.make(store, initial) : RequestRecorder.disabled(initial),
+        recorder: recording ? RequestRecorder.make(store.save, initial) : RequestRecorder.disabled(initial),
         startedAt,
         scope: yield* Scope.make()
       }

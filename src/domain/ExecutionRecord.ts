@@ -12,8 +12,8 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { Json, JsonObject } from "../pipeline/Json.js"
-import { RoutingPlan } from "../pipeline/RoutingPlan.js"
+import { Json, JsonObject } from "./Json.js"
+import { RoutingPlan } from "./RoutingPlan.js"
 
 /**
  * The current record schema version.

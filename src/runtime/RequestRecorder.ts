@@ -12,18 +12,16 @@
  * @since 0.1.0
  */
 import { Cause, Effect } from "effect"
-import type { ExecutionStore } from "../stores/ExecutionStore.js"
-import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "./ExecutionRecord.js"
-import { HookEffectReportError } from "./HookEffects.js"
+import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
+import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
 
 /**
- * Where one invocation's effects go.
+ * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,
+ * never surfaced.
  *
  * @since 0.1.0
  */
-export interface InvocationEffects {
-  readonly upsert: (effect: HookEffect) => Effect.Effect<void, HookEffectReportError>
-}
+export type Save = (record: ExecutionRecord) => Effect.Effect<unknown, unknown>
 
 /**
  * A running invocation's effect buffer, then (after it returns) a pointer to
@@ -63,11 +61,11 @@ const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): R
 }
 
 /**
- * A recorder that writes to `store`, starting from `initial`.
+ * A recorder that writes with `save`, starting from `initial`.
  *
  * @since 0.1.0
  */
-export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): RequestRecorder => {
+export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
   // Invocations are appended to a private array (O(1) per hook); a full
   // immutable snapshot is built only when someone reads or writes it.
   // Elements are replaced, never mutated, so earlier snapshots stay intact.
@@ -80,7 +78,7 @@ export const make = (store: ExecutionStore.Service, initial: ExecutionRecord): R
     if (snapshot === undefined) snapshot = { ...base, hookInvocations: invocations.slice(), recordRevision: revision }
     return snapshot
   }
-  const persist = Effect.suspend(() => store.save(current())).pipe(
+  const persist = Effect.suspend(() => save(current())).pipe(
     // Even a store that dies must not change the request's outcome; only
     // interruption propagates.
     Effect.catchAllCause((cause) =>

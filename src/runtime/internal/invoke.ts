@@ -11,28 +11,9 @@
  * propagates.
  */
 import { Cause, Clock, Effect, Exit, Option } from "effect"
-import type { DecisionPolicy, HookDecision, HookEffect, HookStage } from "../../record/ExecutionRecord.js"
-import { currentInvocation } from "../../record/HookEffects.js"
-import type { RequestRecorder } from "../../record/RequestRecorder.js"
-import type * as Hook from "../Hook.js"
-
-/** The hooks that take part in one stage, with their handler and span name. */
-export const participantsOf = <K extends "beforePlanning" | "afterPlanning" | "afterExecution" | "afterSynthesis">(
-  hooks: ReadonlyArray<Hook.Hook<never>>,
-  handler: K,
-  stage: HookStage
-): ReadonlyArray<
-  { readonly hook: Hook.Hook<never>; readonly handler: NonNullable<Hook.Hook<never>[K]>; readonly spanName: string }
-> => {
-  const out: Array<
-    { readonly hook: Hook.Hook<never>; readonly handler: NonNullable<Hook.Hook<never>[K]>; readonly spanName: string }
-  > = []
-  for (const hook of hooks) {
-    const f = hook[handler]
-    if (f !== undefined && f !== null) out.push({ hook, handler: f, spanName: `pipeline.hook.${stage}.${hook.name}` })
-  }
-  return out
-}
+import type { DecisionPolicy, HookDecision, HookEffect, HookStage } from "../../domain/ExecutionRecord.js"
+import { currentInvocation } from "../HookEffects.js"
+import type { RequestRecorder } from "../RequestRecorder.js"
 
 /** A trace event added to the invocation's span before it ends. */
 export interface SpanEvent {

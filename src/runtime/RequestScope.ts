@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { Effect, type Exit, FiberRef, Option, Scope } from "effect"
-import { currentInvocation } from "../record/HookEffects.js"
+import { currentInvocation } from "./HookEffects.js"
 
 /**
  * The scope of the request the current fiber works for.

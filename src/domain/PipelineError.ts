@@ -4,9 +4,21 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 
 const id = (name: string) => `effect-agent-pipeline/${name}`
+
+/**
+ * Marks every error this module defines.
+ *
+ * @since 0.1.0
+ */
+export const TypeId = "~effect-agent-pipeline/PipelineError"
+
+/**
+ * @since 0.1.0
+ */
+export type TypeId = typeof TypeId
 
 /**
  * A hook list entry is not a hook (null, undefined, no name, a handler that is
@@ -20,6 +32,9 @@ export class InvalidOrchestratorConfig extends Schema.TaggedError<InvalidOrchest
   index: Schema.Int,
   detail: Schema.String
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `invalid orchestrator config: hook entry ${this.index}: ${this.detail}`
   }
@@ -46,6 +61,9 @@ export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<Invalid
   hookName: Schema.String,
   index: Schema.Int
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     switch (this.reason) {
       case "stage_drift":
@@ -78,6 +96,9 @@ export class InvalidPipelineOptions extends Schema.TaggedError<InvalidPipelineOp
   option: Schema.String,
   detail: Schema.String
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `invalid pipeline options: ${this.option === "" ? "" : `${this.option}: `}${this.detail}`
   }
@@ -131,6 +152,9 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>(id("Inval
   limit: Schema.optionalWith(Schema.Int, { exact: true }),
   issues: Schema.optionalWith(Schema.String, { exact: true })
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return this.path === "" ? `invalid request: ${this.detail}` : `invalid request at ${this.path}: ${this.detail}`
   }
@@ -150,6 +174,9 @@ export class RequiredAfterPlanningError extends Schema.TaggedError<RequiredAfter
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `request stopped by required after-planning hook "${this.hookName}" in phase ${this.phase}: ${this.detail}`
   }
@@ -170,6 +197,9 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
     detail: Schema.String
   }
 ) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `hook "${this.hookName}" broke the ${this.stage} contract (${this.reason}): ${this.detail}`
   }
@@ -187,6 +217,9 @@ export class PlanningError extends Schema.TaggedError<PlanningError>(id("Plannin
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `planning failed in phase ${this.phase} (${this.reason}): ${this.detail}`
   }
@@ -201,6 +234,9 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `synthesis failed: ${this.detail}`
   }
@@ -216,6 +252,9 @@ export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("Che
   checkpointId: Schema.String,
   detail: Schema.String
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
   override get message(): string {
     return `checkpoint ${this.checkpointId} ${this.reason}: ${this.detail}`
   }
@@ -247,3 +286,43 @@ export const PipelineError = Schema.Union(
   SynthesisError,
   CheckpointError
 )
+
+const REQUEST_ERRORS: ReadonlySet<string> = new Set([
+  "InvalidRequest",
+  "RequiredAfterPlanningError",
+  "HookContractError",
+  "PlanningError",
+  "SynthesisError",
+  "CheckpointError"
+])
+
+const CONFIG_ERRORS: ReadonlySet<string> = new Set([
+  "InvalidOrchestratorConfig",
+  "InvalidRequiredAfterPlanningHook",
+  "InvalidPipelineOptions"
+])
+
+const tagged = (u: unknown, tags: ReadonlySet<string>): boolean =>
+  Predicate.hasProperty(u, TypeId) && Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && tags.has(u._tag)
+
+/**
+ * Whether a value is one of the errors a request can fail with.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { PipelineError } from "effect-agent-pipeline"
+ *
+ * const describe = (u: unknown) => (PipelineError.isPipelineError(u) ? `${u._tag}: ${u.message}` : String(u))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isPipelineError = (u: unknown): u is PipelineError => tagged(u, REQUEST_ERRORS)
+
+/**
+ * Whether a value is one of the errors assembling an agent can fail with.
+ *
+ * @since 0.1.0
+ */
+export const isAgentConfigError = (u: unknown): u is AgentConfigError => tagged(u, CONFIG_ERRORS)

@@ -11,9 +11,8 @@
  * @since 0.1.0
  */
 import { Clock, Effect, FiberRef, Schema } from "effect"
-import type { Json } from "../pipeline/Json.js"
-import { HookEffect, type HookEffectStatus } from "./ExecutionRecord.js"
-import type { InvocationEffects } from "./RequestRecorder.js"
+import type { Json } from "../domain/Json.js"
+import { HookEffect, type HookEffectStatus } from "../domain/ExecutionRecord.js"
 
 /**
  * A report was refused.
@@ -47,6 +46,15 @@ export interface HookEffectInput {
   readonly duration?: number | undefined
   readonly summary?: string | undefined
   readonly error?: string | undefined
+}
+
+/**
+ * Where one invocation's effects go (the request recorder implements it).
+ *
+ * @since 0.1.0
+ */
+export interface InvocationEffects {
+  readonly upsert: (effect: HookEffect) => Effect.Effect<void, HookEffectReportError>
 }
 
 /**

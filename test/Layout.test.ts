@@ -1,0 +1,80 @@
+/**
+ * The source layout holds (DESIGN §2): folders are layers, a module imports
+ * only from its own folder or the layers below it, and no modules import
+ * each other in a cycle — type-only imports included.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, normalize, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+
+const src = fileURLToPath(new URL("../src", import.meta.url))
+
+/** What each layer may import from (its own folder included). */
+const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
+  domain: ["domain"],
+  runtime: ["domain", "runtime"],
+  stores: ["domain", "stores"],
+  ai: ["domain", "runtime", "ai"],
+  pipeline: ["domain", "runtime", "stores", "ai", "pipeline"]
+}
+
+const modules = (dir: string): ReadonlyArray<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? modules(path) : name.endsWith(".ts") ? [path] : []
+  })
+
+/** Relative imports (and re-exports) of a module, as repository-relative `.ts` paths. */
+const importsOf = (file: string): ReadonlyArray<string> =>
+  [...readFileSync(file, "utf8").matchAll(/(?:import|export)\s[^"]*?from\s+"(\.{1,2}\/[^"]+)\.js"/g)].map((m) =>
+    relative(src, normalize(join(dirname(file), `${m[1]!}.ts`)))
+  )
+
+const all = modules(src).map((file) => relative(src, file))
+const graph = new Map(all.map((module) => [module, importsOf(join(src, module))]))
+const layerOf = (module: string): string => (module.includes("/") ? module.split("/")[0]! : "index")
+
+describe("source layout (DESIGN §2)", () => {
+  it("every module is in a known layer (index.ts is the public surface)", () => {
+    for (const module of all) {
+      const layer = layerOf(module)
+      expect(layer === "index" || layer in ALLOWED, `${module} is outside the known layers`).toBe(true)
+    }
+  })
+
+  it("a module imports only from its own layer or the layers below it", () => {
+    const violations: Array<string> = []
+    for (const [module, imports] of graph) {
+      const layer = layerOf(module)
+      if (layer === "index") continue
+      for (const target of imports) {
+        if (!ALLOWED[layer]!.includes(layerOf(target))) violations.push(`${module} → ${target}`)
+      }
+    }
+    expect(violations).toEqual([])
+  })
+
+  it("no import cycles, type-only imports included", () => {
+    const cycles: Array<string> = []
+    const state = new Map<string, "visiting" | "done">()
+    const visit = (module: string, path: ReadonlyArray<string>): void => {
+      if (state.get(module) === "done") return
+      if (state.get(module) === "visiting") {
+        cycles.push([...path.slice(path.indexOf(module)), module].join(" → "))
+        return
+      }
+      state.set(module, "visiting")
+      for (const target of graph.get(module) ?? []) visit(target, [...path, module])
+      state.set(module, "done")
+    }
+    for (const module of graph.keys()) visit(module, [])
+    expect(cycles).toEqual([])
+  })
+
+  it("every import names an existing module", () => {
+    for (const [module, imports] of graph) {
+      for (const target of imports) expect(graph.has(target), `${module} imports missing ${target}`).toBe(true)
+    }
+  })
+})
