@@ -12,7 +12,9 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { HookPoint, Stage } from "./HookPoint.js"
 import { Json, JsonObject } from "./Json.js"
+import { Operation } from "./Operation.js"
 import { RoutingPlan } from "./RoutingPlan.js"
 
 /**
@@ -23,13 +25,13 @@ import { RoutingPlan } from "./RoutingPlan.js"
 export const CURRENT_SCHEMA_VERSION = 1
 
 /**
- * The four hook stages, as recorded and as used in span names.
+ * The four hook stages (seed 000).
  *
  * @since 0.1.0
  */
-export const HookStage = Schema.Literal("before_planning", "after_planning", "after_execution", "after_synthesis")
+export const HookStage = Stage
 /** @since 0.1.0 */
-export type HookStage = typeof HookStage.Type
+export type HookStage = Stage
 
 /**
  * The boundary's failure policy.
@@ -45,7 +47,7 @@ export type DecisionPolicy = typeof DecisionPolicy.Type
  *
  * @since 0.1.0
  */
-export const DecisionAction = Schema.Literal("continue", "short_circuit", "terminate", "propagate_panic")
+export const DecisionAction = Schema.Literal("continue", "short_circuit", "terminate", "deny", "propagate_panic")
 /** @since 0.1.0 */
 export type DecisionAction = typeof DecisionAction.Type
 
@@ -62,6 +64,9 @@ export const DecisionReason = Schema.Literal(
   "cache_dimension_mismatch",
   "cache_read_disabled",
   "contract_error",
+  "timed_out",
+  "refused",
+  "undeclared_contribution",
   "panic"
 )
 /** @since 0.1.0 */
@@ -111,16 +116,62 @@ export const HookEffect = Schema.Struct({
 export type HookEffect = typeof HookEffect.Type
 
 /**
- * One recorded hook invocation (C14).
+ * A hook run's lifecycle (seed 001 persistence): `started` while it runs,
+ * `backgrounded` while it runs detached from the request, then one of
+ * `completed`, `failed`, `timed_out` (its deadline passed), `denied` (a
+ * guard refused the operation) or `skipped` (disabled, or a dependency did
+ * not complete).
+ *
+ * @since 0.1.0
+ */
+export const HookRunStatus = Schema.Literal(
+  "started",
+  "backgrounded",
+  "completed",
+  "failed",
+  "timed_out",
+  "denied",
+  "skipped"
+)
+/** @since 0.1.0 */
+export type HookRunStatus = typeof HookRunStatus.Type
+
+/**
+ * A subscription's execution policy, as recorded.
+ *
+ * @since 0.1.0
+ */
+export const ExecutionPolicyName = Schema.Literal("blocking", "deadline", "fire_and_record", "background")
+/** @since 0.1.0 */
+export type ExecutionPolicyName = typeof ExecutionPolicyName.Type
+
+/**
+ * One recorded hook run (C14, seed 001): which hook, at which point, how it
+ * ended and what it decided. `outcome` is the short form of `status`
+ * (`succeeded` for completed, `failed` for failed / timed out / denied,
+ * `pending` while started or backgrounded, `skipped`); records written
+ * before hook-run lifecycles existed have `outcome` only.
  *
  * @since 0.1.0
  */
 export const HookInvocation = Schema.Struct({
   name: Schema.String,
-  stage: HookStage,
-  outcome: Schema.Literal("succeeded", "failed"),
+  /** The point: a stage, `around_<operation>`, `guard_<operation>` or a transform. */
+  stage: HookPoint,
+  outcome: Schema.Literal("succeeded", "failed", "pending", "skipped"),
+  status: Schema.optional(HookRunStatus),
   sequence: Schema.Int,
   phase: Schema.optional(Schema.Int),
+  /** The operation run the hook ran for (operation points). */
+  operation: Schema.optional(Operation),
+  callId: Schema.optional(Schema.String),
+  stepId: Schema.optional(Schema.String),
+  execution: Schema.optional(ExecutionPolicyName),
+  /** How many times a guard ran its operation (retries included). */
+  attempts: Schema.optional(Schema.Int),
+  /** A hash of what the hook contributed (a changed plan, response, prompt, arguments…). */
+  contributionHash: Schema.optional(Schema.String),
+  skipReason: Schema.optional(Schema.Literal("disabled", "dependency_failed")),
   startedAt: Schema.Finite,
   duration: Schema.Finite,
   error: Schema.optional(Schema.String),
@@ -140,7 +191,8 @@ export const StepResult = Schema.Struct({
   namespace: Schema.String,
   agent: Schema.String,
   capability: Schema.String,
-  status: Schema.Literal("succeeded", "failed", "skipped"),
+  /** `denied`: a guard refused the tool call. */
+  status: Schema.Literal("succeeded", "failed", "skipped", "denied"),
   output: Schema.optional(Json),
   error: Schema.optional(Schema.String),
   startedAt: Schema.Finite,

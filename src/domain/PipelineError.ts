@@ -77,11 +77,57 @@ export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<Invalid
 }
 
 /**
+ * Why a hook's subscription is refused at construction (seed 001, seed 003):
+ *
+ * - `duplicate_id`: two hooks share a name (a name is the subscription's id)
+ * - `missing_dependency`: `dependsOn` names no hook, or one that shares no point with it
+ * - `disabled_dependency`: `dependsOn` names a disabled hook
+ * - `cyclic_dependency`: dependencies form a cycle at some point
+ * - `not_guardable`: a guard on an operation guards cannot target
+ * - `policy_not_applicable`: an execution or failure policy the hook's points cannot honour
+ *   (a detached AfterPlanning hook, a fail-closed observer)
+ * - `unknown_capability`: a declared capability that does not exist
+ *
+ * @since 0.1.0
+ */
+export const SubscriptionReason = Schema.Literal(
+  "duplicate_id",
+  "missing_dependency",
+  "disabled_dependency",
+  "cyclic_dependency",
+  "not_guardable",
+  "policy_not_applicable",
+  "unknown_capability"
+)
+/** @since 0.1.0 */
+export type SubscriptionReason = typeof SubscriptionReason.Type
+
+/**
+ * A hook's subscription cannot be honoured; the hooks Layer fails with it.
+ *
+ * @since 0.1.0
+ */
+export class InvalidHookSubscription extends Schema.TaggedError<InvalidHookSubscription>(
+  id("InvalidHookSubscription")
+)("InvalidHookSubscription", {
+  reason: SubscriptionReason,
+  hookName: Schema.String,
+  detail: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
+  override get message(): string {
+    return `hook "${this.hookName}" cannot be subscribed (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
  * Construction failures of the hook registration Layer.
  *
  * @since 0.1.0
  */
-export type HookConfigError = InvalidOrchestratorConfig | InvalidRequiredAfterPlanningHook
+export type HookConfigError = InvalidOrchestratorConfig | InvalidRequiredAfterPlanningHook | InvalidHookSubscription
 
 /**
  * A pipeline option has a value the pipeline cannot run with (a zero
@@ -261,6 +307,85 @@ export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("Che
 }
 
 /**
+ * Why a guard denied an operation: it refused (`Hook.deny`), it failed, or
+ * its deadline passed — a guard fails closed.
+ *
+ * @since 0.1.0
+ */
+export const DenialReason = Schema.Literal("refused", "hook_failed", "timed_out")
+/** @since 0.1.0 */
+export type DenialReason = typeof DenialReason.Type
+
+/**
+ * A guard denied an operation (seed 003: outcome `denied`). `cause` is the
+ * guard's own failure — the value it refused with, its error, or nothing on
+ * a timeout.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook } from "effect-agent-pipeline"
+ *
+ * const noTrades = Hook.make({
+ *   name: "no-trades",
+ *   guard: {
+ *     toolCall: (call, proceed) =>
+ *       call.payload.capability === "execute_trade" ? Hook.deny("trades are not allowed") : proceed
+ *   }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class HookDenied extends Schema.TaggedError<HookDenied>(id("HookDenied"))("HookDenied", {
+  hookName: Schema.String,
+  operation: Schema.String,
+  reason: DenialReason,
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
+  override get message(): string {
+    return `${this.operation} denied by hook "${this.hookName}" (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
+ * Why a fail-closed hook stopped the request.
+ *
+ * @since 0.1.0
+ */
+export const HookFailureReason = Schema.Literal("hook_failed", "timed_out", "wrong_shape", "undeclared_contribution")
+/** @since 0.1.0 */
+export type HookFailureReason = typeof HookFailureReason.Type
+
+/**
+ * A fail-closed hook failed, overran its deadline, returned the wrong
+ * shape or made a contribution it did not declare, so the request stopped
+ * at that point (seed 001 failure policy). The required after-planning hook
+ * has its own error, {@link RequiredAfterPlanningError}. `cause` is the
+ * hook's own failure.
+ *
+ * @since 0.1.0
+ */
+export class HookFailed extends Schema.TaggedError<HookFailed>(id("HookFailed"))("HookFailed", {
+  hookName: Schema.String,
+  point: Schema.String,
+  reason: HookFailureReason,
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
+  override get message(): string {
+    return `fail-closed hook "${this.hookName}" stopped the request at ${this.point} (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
  * Every error a request can fail with.
  *
  * @since 0.1.0
@@ -269,6 +394,8 @@ export type PipelineError =
   | InvalidRequest
   | RequiredAfterPlanningError
   | HookContractError
+  | HookDenied
+  | HookFailed
   | PlanningError
   | SynthesisError
   | CheckpointError
@@ -282,6 +409,8 @@ export const PipelineError = Schema.Union(
   InvalidRequest,
   RequiredAfterPlanningError,
   HookContractError,
+  HookDenied,
+  HookFailed,
   PlanningError,
   SynthesisError,
   CheckpointError
@@ -291,6 +420,8 @@ const REQUEST_ERRORS: ReadonlySet<string> = new Set([
   "InvalidRequest",
   "RequiredAfterPlanningError",
   "HookContractError",
+  "HookDenied",
+  "HookFailed",
   "PlanningError",
   "SynthesisError",
   "CheckpointError"
@@ -299,6 +430,7 @@ const REQUEST_ERRORS: ReadonlySet<string> = new Set([
 const CONFIG_ERRORS: ReadonlySet<string> = new Set([
   "InvalidOrchestratorConfig",
   "InvalidRequiredAfterPlanningHook",
+  "InvalidHookSubscription",
   "InvalidPipelineOptions"
 ])
 

@@ -8,8 +8,9 @@
 import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke } from "../runtime/internal/invoke.js"
-import { participantsOf } from "./internal/participants.js"
+import { HookFailed } from "../domain/PipelineError.js"
+import { type Detach, guarded, invoke, recordSkipped } from "../runtime/internal/invoke.js"
+import { type Participant, skipReason } from "../runtime/Subscription.js"
 
 /**
  * The stage service.
@@ -26,7 +27,7 @@ export declare namespace AfterExecution {
   /** @since 0.1.0 */
   export interface Service {
     readonly hookCount: number
-    readonly run: (request: StageRequest, results: ExecutionResults) => Effect.Effect<void>
+    readonly run: (request: StageRequest, results: ExecutionResults) => Effect.Effect<void, HookFailed>
   }
 }
 
@@ -39,34 +40,64 @@ const deepFreeze = <A>(value: A): A => {
 }
 
 /**
- * Builds the stage from validated hooks (see `PipelineHooks.layer`).
+ * An AfterExecution handler, its requirements provided.
  *
  * @since 0.1.0
  */
-export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterExecution.Service => {
-  const participants = participantsOf(hooks, "afterExecution", "after_execution")
-  return {
-    hookCount: participants.length,
-    run: (request, results) =>
-      participants.length === 0 ? Effect.void : guarded((inflight) =>
-        Effect.gen(function*() {
-          // Observe-only: every hook sees the same frozen copy.
-          const view = deepFreeze(structuredClone(results))
-          for (let sequence = 0; sequence < participants.length; sequence++) {
-            const { handler, hook, spanName } = participants[sequence]!
-            yield* invoke<void>({
-              stage: "after_execution",
-              hookName: hook.name,
-              spanName,
-              sequence,
-              recorder: request.recorder,
-              inflight,
-              policy: "fail_open",
-              call: () => handler(request.context, view),
-              accept: () => ({ _tag: "Accept", value: undefined })
-            })
+export type Handler = NonNullable<Hook.Hook<never>["afterExecution"]>
+
+/**
+ * Builds the stage from its ordered participants (see `PipelineHooks.layer`);
+ * `detach` starts the runs of `fireAndRecord` / `background` hooks.
+ *
+ * @since 0.1.0
+ */
+export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: Detach): AfterExecution.Service => ({
+  hookCount: participants.length,
+  run: (request, results) =>
+    participants.length === 0 ? Effect.void : guarded((inflight) =>
+      Effect.gen(function*() {
+        // Observe-only: every hook sees the same frozen copy.
+        const view = deepFreeze(structuredClone(results))
+        const completed: Array<boolean> = []
+        for (let sequence = 0; sequence < participants.length; sequence++) {
+          const participant = participants[sequence]!
+          const { handler, id: hookName } = participant
+          const skip = skipReason(participant, completed)
+          if (skip !== undefined) {
+            completed[sequence] = false
+            yield* recordSkipped(
+              { hookName, point: "after_execution", sequence, execution: participant.execution, recorder: request.recorder },
+              skip
+            )
+            continue
           }
-        })
-      )
-  }
-}
+          const result = yield* invoke<void>({
+            point: "after_execution",
+            hookName,
+            spanName: participant.spanName,
+            sequence,
+            recorder: request.recorder,
+            inflight,
+            failure: participant.failure,
+            execution: participant.execution,
+            detach,
+            call: () => handler(request.context, view),
+            accept: () => ({ _tag: "Accept", value: undefined })
+          })
+          completed[sequence] = result._tag !== "Rejected"
+          if (result._tag === "Rejected" && participant.failure === "fail_closed") {
+            return yield* Effect.fail(
+              new HookFailed({
+                hookName,
+                point: "after_execution",
+                reason: result.reason,
+                detail: result.error,
+                ...(result.cause === undefined ? {} : { cause: result.cause })
+              })
+            )
+          }
+        }
+      })
+    )
+})

@@ -13,8 +13,9 @@
 import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, type Verdict } from "../runtime/internal/invoke.js"
-import { participantsOf } from "./internal/participants.js"
+import { allows } from "../runtime/Capability.js"
+import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
+import { type Participant, skipReason } from "../runtime/Subscription.js"
 import * as Json from "../domain/Json.js"
 import { RequiredAfterPlanningError } from "../domain/PipelineError.js"
 import * as PlanValidation from "../domain/PlanValidation.js"
@@ -56,74 +57,119 @@ const copyPlan = (plan: RoutingPlan): RoutingPlan => ({
 })
 
 /**
- * Builds the stage from validated hooks (see `PipelineHooks.layer`).
+ * An AfterPlanning handler, its requirements provided.
  *
  * @since 0.1.0
  */
-export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterPlanning.Service => {
-  const participants = participantsOf(hooks, "afterPlanning", "after_planning").map((p) => ({
-    ...p,
-    required: p.hook.required === true
-  }))
-  return {
-    hookCount: participants.length,
-    run: (request, plan, info) =>
-      participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) =>
-        Effect.gen(function*() {
-          let current = plan
-          for (let sequence = 0; sequence < participants.length; sequence++) {
-            const { handler, hook, required, spanName } = participants[sequence]!
-            const policy = required ? "fail_closed" : "fail_open"
-            const onError = required
-              ? ({ policy: "fail_closed", action: "terminate", reason: "hook_error" } as const)
-              : ({ policy: "fail_open", action: "continue", reason: "hook_error" } as const)
-            const argument = copyPlan(current)
-            const result = yield* invoke<RoutingPlan>({
-              stage: "after_planning",
-              hookName: hook.name,
-              spanName,
+export type Handler = NonNullable<Hook.Hook<never>["afterPlanning"]>
+
+const sameIds = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
+  a.length === b.length && a.every((id, i) => id === b[i])
+
+/** Whether a hook's plan is the plan it was given (a change is a contribution). */
+const samePlan = (a: RoutingPlan, b: RoutingPlan): boolean =>
+  a === b || (
+    a.terminal === b.terminal && a.reasoning === b.reasoning && a.steps.length === b.steps.length &&
+    a.steps.every((s, i) => {
+      const t = b.steps[i]!
+      return s.step_id === t.step_id && s.namespace === t.namespace && s.agent === t.agent &&
+        s.capability === t.capability && sameIds(s.depends_on, t.depends_on) &&
+        sameIds(s.implicit_deps, t.implicit_deps) && Json.equals(s.parameters, t.parameters) &&
+        Json.equals(s.metadata, t.metadata)
+    })
+  )
+
+/**
+ * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
+ * The fail-closed participant is the required hook; registration made sure
+ * it sorts last.
+ *
+ * @since 0.1.0
+ */
+export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPlanning.Service => ({
+  hookCount: participants.length,
+  run: (request, plan, info) =>
+    participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) =>
+      Effect.gen(function*() {
+        let current = plan
+        const completed: Array<boolean> = []
+        for (let sequence = 0; sequence < participants.length; sequence++) {
+          const participant = participants[sequence]!
+          const { grant, handler, id: hookName } = participant
+          const required = participant.failure === "fail_closed"
+          const skip = skipReason(participant, completed)
+          if (skip !== undefined) {
+            completed[sequence] = false
+            yield* recordSkipped({
+              hookName,
+              point: "after_planning",
               sequence,
               phase: info.phase,
-              recorder: request.recorder,
-              inflight,
-              policy,
-              call: () =>
-                handler(request.context, argument, { phase: info.phase, priorStepIds: info.priorStepIds }),
-              accept: (value): Verdict<RoutingPlan> => {
-                if (value === undefined || value === null || typeof value !== "object") {
-                  return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError }
-                }
-                const validated = PlanValidation.validate(value, info.validation)
-                if (Either.isLeft(validated)) {
-                  return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
-                }
+              execution: participant.execution,
+              recorder: request.recorder
+            }, skip)
+            continue
+          }
+          const onError = failureDecision(participant.failure, "hook_error")
+          const argument = copyPlan(current)
+          const last = current
+          const result = yield* invoke<RoutingPlan>({
+            point: "after_planning",
+            hookName,
+            spanName: participant.spanName,
+            sequence,
+            phase: info.phase,
+            recorder: request.recorder,
+            inflight,
+            failure: participant.failure,
+            execution: participant.execution,
+            call: () => handler(request.context, argument, { phase: info.phase, priorStepIds: info.priorStepIds }),
+            accept: (value): Verdict<RoutingPlan> => {
+              if (value === undefined || value === null || typeof value !== "object") {
+                return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError, reason: "wrong_shape" }
+              }
+              const validated = PlanValidation.validate(value, info.validation)
+              if (Either.isLeft(validated)) {
+                return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
+              }
+              const changed = !samePlan(validated.right, last)
+              if (changed && !allows(grant, "plan_rewrite")) {
                 return {
-                  _tag: "Accept",
-                  value: validated.right,
-                  decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined
+                  _tag: "Reject",
+                  error: 'undeclared contribution: changed the plan without the "plan_rewrite" capability',
+                  decision: { ...onError, reason: "undeclared_contribution" },
+                  reason: "undeclared_contribution"
                 }
               }
-            })
-            if (result._tag === "Accepted") {
-              current = result.value
-            } else if (required) {
+              return {
+                _tag: "Accept",
+                value: validated.right,
+                decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
+                contribution: changed ? validated.right : undefined
+              }
+            }
+          })
+          completed[sequence] = result._tag !== "Rejected"
+          if (result._tag === "Accepted") {
+            current = result.value
+          } else if (result._tag === "Rejected") {
+            if (required) {
               // The hook's own failure stays reachable as the cause (seed 000 §7.4).
               return yield* Effect.fail(
                 new RequiredAfterPlanningError({
-                  hookName: hook.name,
+                  hookName,
                   phase: info.phase,
                   detail: result.error,
                   ...(result.cause === undefined ? {} : { cause: result.cause })
                 })
               )
-            } else {
-              yield* Effect.logWarning(`after_planning hook ${hook.name} rejected; keeping the last valid plan`).pipe(
-                Effect.annotateLogs({ error: result.error.slice(0, 400) })
-              )
             }
+            yield* Effect.logWarning(`after_planning hook ${hookName} rejected; keeping the last valid plan`).pipe(
+              Effect.annotateLogs({ error: result.error.slice(0, 400) })
+            )
           }
-          return current
-        })
-      )
-  }
-}
+        }
+        return current
+      })
+    )
+})

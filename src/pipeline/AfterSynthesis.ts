@@ -10,8 +10,10 @@
 import { Context, Effect } from "effect"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, type Verdict } from "../runtime/internal/invoke.js"
-import { participantsOf } from "./internal/participants.js"
+import { HookFailed } from "../domain/PipelineError.js"
+import { allows } from "../runtime/Capability.js"
+import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
+import { type Participant, skipReason } from "../runtime/Subscription.js"
 
 /**
  * The stage service.
@@ -28,48 +30,90 @@ export declare namespace AfterSynthesis {
   /** @since 0.1.0 */
   export interface Service {
     readonly hookCount: number
-    readonly run: (request: StageRequest, draft: string) => Effect.Effect<string>
+    readonly run: (request: StageRequest, draft: string) => Effect.Effect<string, HookFailed>
   }
 }
 
 /**
- * Builds the stage from validated hooks (see `PipelineHooks.layer`).
+ * An AfterSynthesis handler, its requirements provided.
  *
  * @since 0.1.0
  */
-export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): AfterSynthesis.Service => {
-  const participants = participantsOf(hooks, "afterSynthesis", "after_synthesis")
-  return {
-    hookCount: participants.length,
-    run: (request, draft) =>
-      participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) =>
-        Effect.gen(function*() {
-          let current = draft
-          for (let sequence = 0; sequence < participants.length; sequence++) {
-            const { handler, hook, spanName } = participants[sequence]!
-            const input = current
-            const result = yield* invoke<string>({
-              stage: "after_synthesis",
-              hookName: hook.name,
-              spanName,
-              sequence,
-              recorder: request.recorder,
-              inflight,
-              policy: "fail_open",
-              call: () => handler(request.context, input),
-              accept: (value): Verdict<string> =>
-                typeof value === "string"
-                  ? { _tag: "Accept", value }
-                  : {
-                    _tag: "Reject",
-                    error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
-                    decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
-                  }
-            })
-            if (result._tag === "Accepted") current = result.value
+export type Handler = NonNullable<Hook.Hook<never>["afterSynthesis"]>
+
+/**
+ * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
+ *
+ * @since 0.1.0
+ */
+export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSynthesis.Service => ({
+  hookCount: participants.length,
+  run: (request, draft) =>
+    participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) =>
+      Effect.gen(function*() {
+        let current = draft
+        const completed: Array<boolean> = []
+        for (let sequence = 0; sequence < participants.length; sequence++) {
+          const participant = participants[sequence]!
+          const { grant, handler, id: hookName } = participant
+          const skip = skipReason(participant, completed)
+          if (skip !== undefined) {
+            completed[sequence] = false
+            yield* recordSkipped(
+              { hookName, point: "after_synthesis", sequence, execution: participant.execution, recorder: request.recorder },
+              skip
+            )
+            continue
           }
-          return current
-        })
-      )
-  }
-}
+          const onError = failureDecision(participant.failure, "hook_error")
+          const input = current
+          const result = yield* invoke<string>({
+            point: "after_synthesis",
+            hookName,
+            spanName: participant.spanName,
+            sequence,
+            recorder: request.recorder,
+            inflight,
+            failure: participant.failure,
+            execution: participant.execution,
+            call: () => handler(request.context, input),
+            accept: (value): Verdict<string> => {
+              if (typeof value !== "string") {
+                return {
+                  _tag: "Reject",
+                  error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
+                  decision: onError,
+                  reason: "wrong_shape"
+                }
+              }
+              const changed = value !== input
+              if (changed && !allows(grant, "response_rewrite")) {
+                return {
+                  _tag: "Reject",
+                  error: 'undeclared contribution: rewrote the response without the "response_rewrite" capability',
+                  decision: { ...onError, reason: "undeclared_contribution" },
+                  reason: "undeclared_contribution"
+                }
+              }
+              return { _tag: "Accept", value, contribution: changed ? value : undefined }
+            }
+          })
+          completed[sequence] = result._tag !== "Rejected"
+          if (result._tag === "Accepted") {
+            current = result.value
+          } else if (result._tag === "Rejected" && participant.failure === "fail_closed") {
+            return yield* Effect.fail(
+              new HookFailed({
+                hookName,
+                point: "after_synthesis",
+                reason: result.reason,
+                detail: result.error,
+                ...(result.cause === undefined ? {} : { cause: result.cause })
+              })
+            )
+          }
+        }
+        return current
+      })
+    )
+})

@@ -12,10 +12,11 @@ import { Context, Effect } from "effect"
 import type { HookEffect } from "../domain/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { guarded, invoke, type Verdict } from "../runtime/internal/invoke.js"
-import { participantsOf } from "./internal/participants.js"
+import { allows } from "../runtime/Capability.js"
+import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
+import { type Participant, skipReason } from "../runtime/Subscription.js"
 import { encodedSize, equals, isJson, type Json, type JsonObject } from "../domain/Json.js"
-import { HookContractError } from "../domain/PipelineError.js"
+import { HookContractError, HookFailed } from "../domain/PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
 import { byteLength } from "../domain/Utf8Chunks.js"
 
@@ -64,7 +65,7 @@ export declare namespace BeforePlanning {
       request: StageRequest,
       gate: ShortCircuit.PipelineGate,
       maxEnrichmentBytes: number
-    ) => Effect.Effect<Outcome, HookContractError>
+    ) => Effect.Effect<Outcome, HookContractError | HookFailed>
   }
 }
 
@@ -181,127 +182,180 @@ type Step =
   | { readonly _tag: "Violation"; readonly error: HookContractError }
 
 /**
- * Builds the stage from validated hooks (see `PipelineHooks.layer`).
+ * A BeforePlanning handler, its requirements provided.
  *
  * @since 0.1.0
  */
-export const make = (hooks: ReadonlyArray<Hook.Hook<never>>): BeforePlanning.Service => {
-  const participants = participantsOf(hooks, "beforePlanning", "before_planning")
-  return {
-    hookCount: participants.length,
-    run: (request, gate, maxEnrichmentBytes) =>
-      participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
-        Effect.gen(function*() {
-          const enrichments: Record<string, Json> = { ...request.context.enrichments }
-          // Per-key JSON sizes, measured when a hook first changes something.
-          let sizes: Map<string, number> | undefined
-          const clock = yield* Effect.clock
-          for (let sequence = 0; sequence < participants.length; sequence++) {
-            const { handler, hook, spanName } = participants[sequence]!
-            const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
-            const result = yield* invoke<Step>({
-              stage: "before_planning",
-              hookName: hook.name,
-              spanName,
-              sequence,
-              recorder: request.recorder,
-              inflight,
-              policy: "fail_open",
-              call: () => handler(snapshot, gate),
-              accept: (value): Verdict<Step> => {
-                const changes = readChanges(value)
-                if (typeof changes === "string") {
-                  return {
-                    _tag: "Reject",
-                    error: `wrong result shape: ${changes}`,
-                    decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
-                  }
-                }
-                if (changes.remove.length > 0 || Object.keys(changes.set).length > 0) {
-                  const next = sizesAfter(sizes ?? sizesOf(enrichments), changes)
-                  const total = totalSize(next)
-                  if (total > maxEnrichmentBytes) {
-                    return {
-                      _tag: "Reject",
-                      error: `enrichments would total ${total} bytes, over the limit of ${maxEnrichmentBytes} bytes ` +
-                        "(PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped",
-                      decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
-                    }
-                  }
-                  sizes = next
-                }
-                const effects = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
-                const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
-                if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects }
-                switch (evaluation._tag) {
-                  case "Accepted":
-                    return {
-                      _tag: "Accept",
-                      value: {
-                        _tag: "ShortCircuit",
-                        accepted: {
-                          hookName: hook.name,
-                          kind: evaluation.kind,
-                          reason: evaluation.decision.reason === "cache_match" ? "cache_match" : "authoritative",
-                          shortCircuit: evaluation.shortCircuit
-                        },
-                        diagnostic: evaluation.diagnostic
-                      },
-                      decision: evaluation.decision,
-                      effects,
-                      event: ShortCircuit.decisionEvent(hook.name, evaluation)
-                    }
-                  case "Rejected":
-                    return {
-                      _tag: "Accept",
-                      value: { _tag: "Continue", rejectedReason: evaluation.decision.reason },
-                      decision: evaluation.decision,
-                      effects,
-                      event: ShortCircuit.decisionEvent(hook.name, evaluation)
-                    }
-                  case "ContractViolation":
-                    return {
-                      _tag: "Reject",
-                      error: `hook contract error (${evaluation.reason}): ${evaluation.detail}`,
-                      decision: evaluation.decision,
-                      effects,
-                      event: ShortCircuit.decisionEvent(hook.name, evaluation),
-                      value: {
-                        _tag: "Violation",
-                        error: new HookContractError({
-                          hookName: hook.name,
-                          stage: "before_planning",
-                          reason: evaluation.reason,
-                          detail: evaluation.detail
-                        })
-                      }
-                    }
+export type Handler = NonNullable<Hook.Hook<never>["beforePlanning"]>
+
+/**
+ * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
+ *
+ * @since 0.1.0
+ */
+export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforePlanning.Service => ({
+  hookCount: participants.length,
+  run: (request, gate, maxEnrichmentBytes) =>
+    participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
+      Effect.gen(function*() {
+        const enrichments: Record<string, Json> = { ...request.context.enrichments }
+        // Per-key JSON sizes, measured when a hook first changes something.
+        let sizes: Map<string, number> | undefined
+        const clock = yield* Effect.clock
+        const completed: Array<boolean> = []
+        for (let sequence = 0; sequence < participants.length; sequence++) {
+          const participant = participants[sequence]!
+          const { failure, grant, handler, id: hookName } = participant
+          const skip = skipReason(participant, completed)
+          if (skip !== undefined) {
+            completed[sequence] = false
+            yield* recordSkipped(
+              { hookName, point: "before_planning", sequence, execution: participant.execution, recorder: request.recorder },
+              skip
+            )
+            continue
+          }
+          const onError = failureDecision(failure, "hook_error")
+          const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
+          const result = yield* invoke<Step>({
+            point: "before_planning",
+            hookName,
+            spanName: participant.spanName,
+            sequence,
+            recorder: request.recorder,
+            inflight,
+            failure,
+            execution: participant.execution,
+            call: () => handler(snapshot, gate),
+            accept: (value): Verdict<Step> => {
+              const changes = readChanges(value)
+              if (typeof changes === "string") {
+                return { _tag: "Reject", error: `wrong result shape: ${changes}`, decision: onError, reason: "wrong_shape" }
+              }
+              const enriches = changes.remove.length > 0 || Object.keys(changes.set).length > 0
+              const decides = (changes.legacy !== undefined && changes.legacy !== null) ||
+                (changes.decision !== undefined && changes.decision !== null)
+              const undeclared = enriches && !allows(grant, "enrichments")
+                ? "enrichments"
+                : decides && !allows(grant, "short_circuit")
+                ? "short_circuit"
+                : undefined
+              if (undeclared !== undefined) {
+                return {
+                  _tag: "Reject",
+                  error: `undeclared contribution: ${undeclared === "enrichments" ? "changed enrichments" : "decided a short-circuit"} without the "${undeclared}" capability`,
+                  decision: { ...onError, reason: "undeclared_contribution" },
+                  reason: "undeclared_contribution"
                 }
               }
-            })
-            const step = result.value
-            if (step === undefined) continue
-            switch (step._tag) {
-              case "Continue":
-                if (step.rejectedReason !== undefined) {
-                  yield* ShortCircuit.recordDecisionMetric("cache", step.rejectedReason, "rejected")
+              if (enriches) {
+                const next = sizesAfter(sizes ?? sizesOf(enrichments), changes)
+                const total = totalSize(next)
+                if (total > maxEnrichmentBytes) {
+                  return {
+                    _tag: "Reject",
+                    error: `enrichments would total ${total} bytes, over the limit of ${maxEnrichmentBytes} bytes ` +
+                      "(PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped",
+                    decision: onError
+                  }
                 }
-                continue
-              case "Violation":
-                yield* ShortCircuit.recordDecisionMetric("invalid", step.error.reason, "invalid")
-                return yield* Effect.fail(step.error)
-              case "ShortCircuit":
-                yield* ShortCircuit.recordDecisionMetric(step.accepted.kind, step.accepted.reason, "accepted")
-                if (step.diagnostic !== undefined) {
-                  const diagnostic = `${hook.name}: ${step.diagnostic}`
-                  yield* Effect.logWarning(diagnostic)
-                  yield* request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
-                }
-                return { enrichments, shortCircuit: step.accepted }
+                sizes = next
+              }
+              const effects = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
+              const contribution = enriches || decides ? value : undefined
+              const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
+              if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects, contribution }
+              switch (evaluation._tag) {
+                case "Accepted":
+                  return {
+                    _tag: "Accept",
+                    value: {
+                      _tag: "ShortCircuit",
+                      accepted: {
+                        hookName,
+                        kind: evaluation.kind,
+                        reason: evaluation.decision.reason === "cache_match" ? "cache_match" : "authoritative",
+                        shortCircuit: evaluation.shortCircuit
+                      },
+                      diagnostic: evaluation.diagnostic
+                    },
+                    decision: evaluation.decision,
+                    effects,
+                    event: ShortCircuit.decisionEvent(hookName, evaluation),
+                    contribution
+                  }
+                case "Rejected":
+                  return {
+                    _tag: "Accept",
+                    value: { _tag: "Continue", rejectedReason: evaluation.decision.reason },
+                    decision: evaluation.decision,
+                    effects,
+                    event: ShortCircuit.decisionEvent(hookName, evaluation),
+                    contribution
+                  }
+                case "ContractViolation":
+                  return {
+                    _tag: "Reject",
+                    error: `hook contract error (${evaluation.reason}): ${evaluation.detail}`,
+                    decision: evaluation.decision,
+                    effects,
+                    event: ShortCircuit.decisionEvent(hookName, evaluation),
+                    value: {
+                      _tag: "Violation",
+                      error: new HookContractError({
+                        hookName,
+                        stage: "before_planning",
+                        reason: evaluation.reason,
+                        detail: evaluation.detail
+                      })
+                    }
+                  }
+              }
             }
+          })
+          if (result._tag === "Detached") {
+            completed[sequence] = true
+            continue
           }
-          return { enrichments }
-        })
-      )
-  }
-}
+          completed[sequence] = result._tag === "Accepted"
+          const step = result.value
+          if (step?._tag === "Violation") {
+            yield* ShortCircuit.recordDecisionMetric("invalid", step.error.reason, "invalid")
+            return yield* Effect.fail(step.error)
+          }
+          if (result._tag === "Rejected") {
+            // A fail-closed hook's failure stops the request here (seed 001).
+            if (failure === "fail_closed") {
+              return yield* Effect.fail(
+                new HookFailed({
+                  hookName,
+                  point: "before_planning",
+                  reason: result.reason,
+                  detail: result.error,
+                  ...(result.cause === undefined ? {} : { cause: result.cause })
+                })
+              )
+            }
+            continue
+          }
+          if (step === undefined) continue
+          switch (step._tag) {
+            case "Continue":
+              if (step.rejectedReason !== undefined) {
+                yield* ShortCircuit.recordDecisionMetric("cache", step.rejectedReason, "rejected")
+              }
+              continue
+            case "ShortCircuit":
+              yield* ShortCircuit.recordDecisionMetric(step.accepted.kind, step.accepted.reason, "accepted")
+              if (step.diagnostic !== undefined) {
+                const diagnostic = `${hookName}: ${step.diagnostic}`
+                yield* Effect.logWarning(diagnostic)
+                yield* request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
+              }
+              return { enrichments, shortCircuit: step.accepted }
+          }
+        }
+        return { enrichments }
+      })
+    )
+})

@@ -1,7 +1,9 @@
 /**
- * A pipeline hook: a stable name plus any subset of the four stage handlers
- * (seed 000 §2, §4). Partial hooks are normal. Registration order is
- * execution order within a stage.
+ * A hook: a stable name, its subscription options (seed 001) and any subset
+ * of its handlers — the four pipeline stages (seed 000 §2, §4), Around
+ * observers and guards of operations (seed 003), before/after transforms
+ * (seed 002). Partial hooks are normal. Without priorities or dependencies,
+ * registration order is execution order at every point (C1).
  *
  * Handlers receive immutable snapshots and return what they change. An
  * ordinary handler's typed failure fails open (recorded, the stage's fallback
@@ -12,6 +14,11 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
+import type { JsonObject } from "../domain/Json.js"
+import type { Document, MemoryRecord } from "../domain/Operation.js"
+import type { Capability } from "../runtime/Capability.js"
+import type { Around, Guard, ToolOutcome, Transform } from "../runtime/OperationHooks.js"
+import type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
 import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
 import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
@@ -58,7 +65,51 @@ export interface ExecutionResults {
 }
 
 /**
+ * The Around observers a hook has, by operation.
+ *
+ * @since 0.1.0
+ */
+export interface AroundHandlers<R> {
+  readonly request?: Around<"request", R> | undefined
+  readonly phase?: Around<"phase", R> | undefined
+  readonly inference?: Around<"inference", R> | undefined
+  readonly toolCall?: Around<"tool_call", R> | undefined
+  readonly toolExecution?: Around<"tool_execution", R> | undefined
+  readonly retrieval?: Around<"retrieval", R> | undefined
+  readonly memoryLoad?: Around<"memory_load", R> | undefined
+  readonly memoryStore?: Around<"memory_store", R> | undefined
+  readonly approvalWait?: Around<"approval_wait", R> | undefined
+  readonly recordWrite?: Around<"record_write", R> | undefined
+}
+
+/**
+ * The guards a hook has, by guardable operation.
+ *
+ * @since 0.1.0
+ */
+export interface GuardHandlers<R> {
+  readonly request?: Guard<"request", R> | undefined
+  readonly inference?: Guard<"inference", R> | undefined
+  readonly toolCall?: Guard<"tool_call", R> | undefined
+  readonly retrieval?: Guard<"retrieval", R> | undefined
+  readonly memoryLoad?: Guard<"memory_load", R> | undefined
+  readonly memoryStore?: Guard<"memory_store", R> | undefined
+}
+
+/**
  * A hook. `R` is what its handlers need; the registration Layer requires it.
+ *
+ * A hook is a subscription (seed 001): its `name` is its unique id; it may
+ * set a `priority` (higher runs first, default 0), run after the hooks it
+ * `dependsOn` (at every point both handle), be `enabled: false` (recorded as
+ * skipped), declare an `execution` policy (`Hook.blocking`,
+ * `Hook.deadline(d)`, `Hook.fireAndRecord`, `Hook.background`), a `failure`
+ * policy (`fail_open` / `fail_closed`; by default stages and observers fail
+ * open, guards and transforms fail closed) and its `capabilities` (the
+ * contributions it may make; omitted: all its points allow).
+ *
+ * It handles any subset of the points: the four stages, Around observers
+ * and guards of operations, and before/after transforms.
  *
  * @example
  * ```ts
@@ -68,13 +119,17 @@ export interface ExecutionResults {
  * // Adds retrieved context under the well-known key rendered as <agent_memory>.
  * const rag = Hook.make({
  *   name: "rag-retriever",
+ *   execution: Hook.deadline("500 millis"),
+ *   capabilities: ["enrichments"],
  *   beforePlanning: (ctx) =>
  *     Effect.succeed({ enrichments: { rag_context: `- docs about ${ctx.request}` } })
  * })
  *
- * // Redacts the final answer.
+ * // Redacts tool output before the model sees it, then the final answer.
  * const redact = Hook.make({
  *   name: "pii-redaction",
+ *   afterTool: (_call, result) =>
+ *     Effect.succeed("output" in result ? { output: JSON.parse(JSON.stringify(result.output).replace(/\d{3}-\d{2}-\d{4}/g, "[ssn]")) } : result),
  *   afterSynthesis: (_ctx, response) => Effect.succeed(response.replace(/\d{3}-\d{2}-\d{4}/g, "[ssn]"))
  * })
  * ```
@@ -82,14 +137,27 @@ export interface ExecutionResults {
  * @since 0.1.0
  */
 export interface Hook<R = never> {
-  /** Stable name, used in records and span names (`pipeline.hook.<stage>.<name>`). */
+  /** Stable, unique name: the subscription's id, used in records and span names. */
   readonly name: string
   /**
    * Marks the hook as the required, fail-closed after-planning boundary. It
-   * must have an `afterPlanning` handler, be the only required hook, and be the
-   * last hook with an `afterPlanning` handler.
+   * must have an `afterPlanning` handler, be the only required hook, and sort
+   * last among the `afterPlanning` hooks.
    */
   readonly required?: boolean | undefined
+  /** Higher runs first at every point; equal priorities run in registration order (default 0). */
+  readonly priority?: number | undefined
+  /** Hooks that must run before this one at every point both handle. */
+  readonly dependsOn?: ReadonlyArray<string> | undefined
+  /** A disabled hook never runs; each of its points records it as skipped (default true). */
+  readonly enabled?: boolean | undefined
+  /** How its runs execute (default `Hook.blocking`). */
+  readonly execution?: ExecutionPolicy | undefined
+  /** What its failure means (default: per point). */
+  readonly failure?: FailurePolicy | undefined
+  /** The contributions it may make (default: every one its points allow). */
+  readonly capabilities?: ReadonlyArray<Capability> | undefined
+
   readonly beforePlanning?:
     | ((context: PipelineContext, gate: PipelineGate) => Effect.Effect<BeforePlanningResult | void, unknown, R>)
     | undefined
@@ -109,6 +177,32 @@ export interface Hook<R = never> {
   readonly afterSynthesis?:
     | ((context: PipelineContext, response: string) => Effect.Effect<string, unknown, R>)
     | undefined
+
+  /** Around observers: see each run of an operation begin and end. */
+  readonly around?: AroundHandlers<R> | undefined
+  /** Guards: wrap or deny each run of an operation. */
+  readonly guard?: GuardHandlers<R> | undefined
+
+  /** Rewrites the prompt of each model call (planning and synthesis). */
+  readonly beforeInference?: Transform<"inference", string, R> | undefined
+  /** Rewrites the text of each model response (before a plan is decoded from it). */
+  readonly afterInference?: Transform<"inference", string, R> | undefined
+  /** Rewrites a tool call's arguments. */
+  readonly beforeTool?: Transform<"tool_call", JsonObject, R> | undefined
+  /** Rewrites a tool call's result content or error. */
+  readonly afterTool?: Transform<"tool_call", ToolOutcome, R> | undefined
+  /** Rewrites a retrieval query. */
+  readonly beforeRetrieval?: Transform<"retrieval", string, R> | undefined
+  /** Filters or re-ranks retrieved documents. */
+  readonly afterRetrieval?: Transform<"retrieval", ReadonlyArray<Document>, R> | undefined
+  /** Rewrites a memory query. */
+  readonly beforeMemoryLoad?: Transform<"memory_load", string, R> | undefined
+  /** Filters or rewrites loaded memory records. */
+  readonly afterMemoryLoad?: Transform<"memory_load", ReadonlyArray<MemoryRecord>, R> | undefined
+  /** Rewrites (e.g. scrubs) a memory record before it is stored. */
+  readonly beforeMemoryStore?: Transform<"memory_store", MemoryRecord, R> | undefined
+  /** Sees the stored record's id (audit); failing aborts by its failure policy. */
+  readonly afterMemoryStore?: Transform<"memory_store", string, R> | undefined
 }
 
 /**
@@ -124,6 +218,12 @@ export type Any = Hook<unknown>
  * @since 0.1.0
  */
 export type Requirements<H> = H extends Hook<infer R> ? R : never
+
+export { background, blocking, deadline, fireAndRecord } from "../runtime/Policy.js"
+export type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
+export { deny, Refusal } from "../runtime/OperationHooks.js"
+export type { Finish, ToolOutcome } from "../runtime/OperationHooks.js"
+export type { Capability } from "../runtime/Capability.js"
 
 /**
  * Declares a hook (an identity function that fixes the type).

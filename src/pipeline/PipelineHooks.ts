@@ -1,69 +1,118 @@
 /**
- * Registration: the one Layer that validates the hook list (C1–C3) and
- * builds the four stage services from it. A hook's requirements become the
- * Layer's requirements; handlers run with them provided, so every stage
- * service has `R = never`.
+ * Registration: the one Layer that validates the hook list (C1–C3, seed 001
+ * subscriptions) and builds the four stage services and the hook runtime
+ * (operations engine, detached-run pool) from it. A hook's requirements
+ * become the Layer's requirements; handlers run with them provided, so every
+ * service has `R = never`. The pool belongs to the Layer's scope: detached
+ * runs are drained, then interrupted, when it closes.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Either, Layer, type Scope } from "effect"
+import { isGuardable } from "../domain/Operation.js"
+import * as BackgroundPool from "../runtime/BackgroundPool.js"
+import { HookRuntime } from "../runtime/HookRuntime.js"
+import * as Operations from "../runtime/Operations.js"
 import { AfterExecution, make as makeAfterExecution } from "./AfterExecution.js"
 import { AfterPlanning, make as makeAfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
 import { BeforePlanning, make as makeBeforePlanning } from "./BeforePlanning.js"
 import type * as Hook from "./Hook.js"
-import { validate } from "./HookRegistration.js"
+import { registryOf, validate } from "./HookRegistration.js"
 import type { HookConfigError } from "../domain/PipelineError.js"
 
 /**
- * The four stage services.
+ * The four stage services and the hook runtime.
  *
  * @since 0.1.0
  */
-export type Stages = BeforePlanning | AfterPlanning | AfterExecution | AfterSynthesis
+export type Stages = BeforePlanning | AfterPlanning | AfterExecution | AfterSynthesis | HookRuntime
+
+/**
+ * Registration options: the runtime's pool for detached (`background`,
+ * `fireAndRecord`) hook runs.
+ *
+ * @since 0.1.0
+ */
+export type Options = BackgroundPool.PoolOptions
+
+const TRANSFORM_KEYS = [
+  "beforeInference",
+  "afterInference",
+  "beforeTool",
+  "afterTool",
+  "beforeRetrieval",
+  "afterRetrieval",
+  "beforeMemoryLoad",
+  "afterMemoryLoad",
+  "beforeMemoryStore",
+  "afterMemoryStore"
+] as const
 
 const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hook<never> => {
   // Nothing to provide (the common case): skip a context merge per invocation.
   if (context.unsafeMap.size === 0) return hook as unknown as Hook.Hook<never>
   // A JavaScript handler may return a non-Effect; pass it through untouched so
   // the runner reports the wrong shape instead of crashing here.
-  const wrap = <Args extends ReadonlyArray<unknown>, A>(
-    f: ((...args: Args) => Effect.Effect<A, unknown, R>) | undefined
-  ): ((...args: Args) => Effect.Effect<A, unknown>) | undefined =>
-    f === undefined ? undefined : (...args: Args) => {
-      const returned: unknown = f(...args)
-      return Effect.isEffect(returned)
-        ? Effect.provide(returned as Effect.Effect<A, unknown, R>, context)
-        : (returned as Effect.Effect<A, unknown>)
-    }
-  return {
-    name: hook.name,
-    required: hook.required,
+  const provide = (returned: unknown): unknown =>
+    Effect.isEffect(returned) ? Effect.provide(returned as Effect.Effect<unknown, unknown, R>, context) : returned
+  const wrap = (f: unknown): unknown =>
+    typeof f === "function" ? (...args: Array<unknown>) => provide(f(...args)) : f
+  // An Around observer's finish callback needs the same services.
+  const wrapAround = (f: unknown): unknown =>
+    typeof f === "function"
+      ? (...args: Array<unknown>) => {
+        const returned: unknown = f(...args)
+        return Effect.isEffect(returned)
+          ? provide(Effect.map(returned, (finish) => (typeof finish === "function" ? wrap(finish) : finish)))
+          : returned
+      }
+      : f
+  const mapValues = (handlers: object | undefined, f: (h: unknown) => unknown) =>
+    handlers === undefined ? undefined : Object.fromEntries(Object.entries(handlers).map(([k, v]) => [k, f(v)]))
+  const provided: Record<string, unknown> = {
+    ...hook,
     beforePlanning: wrap(hook.beforePlanning),
     afterPlanning: wrap(hook.afterPlanning),
     afterExecution: wrap(hook.afterExecution),
-    afterSynthesis: wrap(hook.afterSynthesis)
+    afterSynthesis: wrap(hook.afterSynthesis),
+    around: mapValues(hook.around, wrapAround),
+    guard: mapValues(hook.guard, wrap)
   }
+  for (const key of TRANSFORM_KEYS) provided[key] = wrap(hook[key])
+  // Every handler now has the hook's requirements provided.
+  return provided as unknown as Hook.Hook<never>
 }
 
 /**
- * Validates hooks and builds the stage services.
+ * Validates hooks and builds the stage services and the hook runtime (its
+ * pool lives in the current scope).
  *
  * @since 0.1.0
  */
 export const make = <R>(
-  hooks: ReadonlyArray<Hook.Hook<R>>
-): Effect.Effect<Context.Context<Stages>, HookConfigError, R> =>
+  hooks: ReadonlyArray<Hook.Hook<R>>,
+  options?: Options
+): Effect.Effect<Context.Context<Stages>, HookConfigError, R | Scope.Scope> =>
   Effect.gen(function*() {
     const validated = validate(hooks)
     if (Either.isLeft(validated)) return yield* Effect.fail(validated.left)
     const context = yield* Effect.context<R>()
-    const provided = validated.right.map((h) => provideTo(h, context))
+    const registry = registryOf(validated.right.map((h) => provideTo(h, context)))
+    if (Either.isLeft(registry)) return yield* Effect.fail(registry.left)
+    const at = registry.right.at
+    const pool = yield* BackgroundPool.make(options)
+    const operations = Operations.make({
+      around: (operation) => at(`around_${operation}`),
+      guard: (operation) => (isGuardable(operation) ? at(`guard_${operation}`) : []),
+      transform: (point) => at(point)
+    }, pool.detach)
     return Context.empty().pipe(
-      Context.add(BeforePlanning, makeBeforePlanning(provided)),
-      Context.add(AfterPlanning, makeAfterPlanning(provided)),
-      Context.add(AfterExecution, makeAfterExecution(provided)),
-      Context.add(AfterSynthesis, makeAfterSynthesis(provided))
+      Context.add(BeforePlanning, makeBeforePlanning(at("before_planning"))),
+      Context.add(AfterPlanning, makeAfterPlanning(at("after_planning"))),
+      Context.add(AfterExecution, makeAfterExecution(at("after_execution"), pool.detach)),
+      Context.add(AfterSynthesis, makeAfterSynthesis(at("after_synthesis"))),
+      Context.add(HookRuntime, { operations, detach: pool.detach })
     )
   })
 
@@ -84,8 +133,10 @@ export const make = <R>(
  *
  * @since 0.1.0
  */
-export const layer = <R = never>(hooks: ReadonlyArray<Hook.Hook<R>>): Layer.Layer<Stages, HookConfigError, R> =>
-  Layer.effectContext(make(hooks))
+export const layer = <R = never>(
+  hooks: ReadonlyArray<Hook.Hook<R>>,
+  options?: Options
+): Layer.Layer<Stages, HookConfigError, R> => Layer.scopedContext(make(hooks, options))
 
 /**
  * Registration of hooks that need construction (a client to open, a
@@ -108,8 +159,10 @@ export const layer = <R = never>(hooks: ReadonlyArray<Hook.Hook<R>>): Layer.Laye
  * @since 0.1.0
  */
 export const layerEffect = <R, E, R2>(
-  hooks: Effect.Effect<ReadonlyArray<Hook.Hook<R>>, E, R2>
-): Layer.Layer<Stages, HookConfigError | E, R | R2> => Layer.effectContext(Effect.flatMap(hooks, make))
+  hooks: Effect.Effect<ReadonlyArray<Hook.Hook<R>>, E, R2>,
+  options?: Options
+): Layer.Layer<Stages, HookConfigError | E, R | Exclude<R2, Scope.Scope>> =>
+  Layer.scopedContext(Effect.flatMap(hooks, (list) => make(list, options)))
 
 /**
  * Registration from untyped input (JavaScript callers, configuration):
@@ -117,10 +170,10 @@ export const layerEffect = <R, E, R2>(
  *
  * @since 0.1.0
  */
-export const layerUnknown = (hooks: unknown): Layer.Layer<Stages, HookConfigError> =>
-  Layer.effectContext(
+export const layerUnknown = (hooks: unknown, options?: Options): Layer.Layer<Stages, HookConfigError> =>
+  Layer.scopedContext(
     Effect.suspend(() => {
       const validated = validate<never>(hooks)
-      return Either.isLeft(validated) ? Effect.fail(validated.left) : make<never>(validated.right)
+      return Either.isLeft(validated) ? Effect.fail(validated.left) : make<never>(validated.right, options)
     })
   )

@@ -24,13 +24,20 @@ import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
 export type Save = (record: ExecutionRecord) => Effect.Effect<unknown, unknown>
 
 /**
- * A running invocation's effect buffer, then (after it returns) a pointer to
- * its recorded slot.
+ * One hook run's slot in the record: effects reported while it runs are
+ * buffered (or, once {@link begin} recorded a detached run, written into its
+ * entry); {@link complete} records how it ended.
  *
  * @since 0.1.0
  */
 export interface InvocationHandle extends InvocationEffects {
-  /** Appends the invocation with the effects reported so far (plus `extra`). */
+  /**
+   * Records a run that goes on detached from the request (`backgrounded`):
+   * its entry exists from now on, and it may still announce effects until
+   * it completes.
+   */
+  readonly begin: (invocation: Omit<HookInvocation, "effects">) => Effect.Effect<void>
+  /** Records the run's end: appends it, or replaces the entry {@link begin} made. */
   readonly complete: (invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>) => Effect.Effect<void>
 }
 
@@ -112,6 +119,8 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
     startInvocation: () => {
       let buffer: ReadonlyArray<HookEffect> = []
       let slot: number | undefined
+      // A detached run's entry accepts new effects until the run completes.
+      let open = false
       return {
         upsert: (effect) =>
           Effect.suspend(() => {
@@ -120,7 +129,7 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
               return Effect.void
             }
             const invocation = invocations[slot]
-            if (invocation === undefined || !invocation.effects.some((e) => e.effectId === effect.effectId)) {
+            if (invocation === undefined || (!open && !invocation.effects.some((e) => e.effectId === effect.effectId))) {
               return Effect.fail(
                 new HookEffectReportError({
                   reason: "unannounced_after_return",
@@ -132,12 +141,24 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
             invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
             return changed()
           }),
+        begin: (invocation) =>
+          Effect.suspend(() => {
+            slot = invocations.length
+            open = true
+            invocations.push({ ...invocation, effects: buffer })
+            return changed()
+          }),
         complete: (invocation, extra) =>
           Effect.suspend(() => {
-            let effects = buffer
+            let effects = slot === undefined ? buffer : invocations[slot]?.effects ?? buffer
             if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
-            slot = invocations.length
-            invocations.push({ ...invocation, effects })
+            open = false
+            if (slot === undefined) {
+              slot = invocations.length
+              invocations.push({ ...invocation, effects })
+            } else {
+              invocations[slot] = { ...invocation, effects }
+            }
             return changed()
           })
       }
@@ -154,7 +175,7 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
   }
 }
 
-const noopHandle: InvocationHandle = { upsert: () => Effect.void, complete: () => Effect.void }
+const noopHandle: InvocationHandle = { upsert: () => Effect.void, begin: () => Effect.void, complete: () => Effect.void }
 
 /**
  * A recorder for recording off: keeps the initial snapshot, writes nothing.

@@ -66,7 +66,7 @@ describe("registration", () => {
       if (Either.isLeft(result)) {
         expect(result.left).toBeInstanceOf(PipelineError.InvalidOrchestratorConfig)
         expect(result.left._tag).toBe("InvalidOrchestratorConfig")
-        expect(result.left.index).toBe(index)
+        expect(result.left._tag === "InvalidOrchestratorConfig" && result.left.index).toBe(index)
       }
     }
   })

@@ -164,6 +164,15 @@ const errorArbitraries = {
     Schema.Struct({
       ...Struct.omit(PipelineErrors.InvalidRequiredAfterPlanningHook.fields, "_tag") })
   ).map((props) => new PipelineErrors.InvalidRequiredAfterPlanningHook(props)),
+  InvalidHookSubscription: Arbitrary.make(
+    Schema.Struct(Struct.omit(PipelineErrors.InvalidHookSubscription.fields, "_tag"))
+  ).map((props) => new PipelineErrors.InvalidHookSubscription(props)),
+  HookDenied: Arbitrary.make(Schema.Struct(Struct.omit(PipelineErrors.HookDenied.fields, "_tag", "cause"))).map(
+    (props) => new PipelineErrors.HookDenied(props)
+  ),
+  HookFailed: Arbitrary.make(Schema.Struct(Struct.omit(PipelineErrors.HookFailed.fields, "_tag", "cause"))).map(
+    (props) => new PipelineErrors.HookFailed(props)
+  ),
   InvalidPipelineOptions: Arbitrary.make(
     Schema.Struct(Struct.omit(PipelineErrors.InvalidPipelineOptions.fields, "_tag"))
   ).map((props) => new PipelineErrors.InvalidPipelineOptions(props)),
@@ -290,6 +299,9 @@ describe("errors round-trip", () => {
     PipelineErrors.InvalidRequiredAfterPlanningHook,
     errorArbitraries.InvalidRequiredAfterPlanningHook
   )
+  errorRoundTrip("InvalidHookSubscription", PipelineErrors.InvalidHookSubscription, errorArbitraries.InvalidHookSubscription)
+  errorRoundTrip("HookDenied", PipelineErrors.HookDenied, errorArbitraries.HookDenied)
+  errorRoundTrip("HookFailed", PipelineErrors.HookFailed, errorArbitraries.HookFailed)
   errorRoundTrip(
     "InvalidPipelineOptions",
     PipelineErrors.InvalidPipelineOptions,
@@ -314,6 +326,8 @@ describe("errors round-trip", () => {
       errorArbitraries.InvalidRequest,
       errorArbitraries.RequiredAfterPlanningError,
       errorArbitraries.HookContractError,
+      errorArbitraries.HookDenied,
+      errorArbitraries.HookFailed,
       errorArbitraries.PlanningError,
       errorArbitraries.SynthesisError,
       errorArbitraries.CheckpointError
@@ -351,6 +365,14 @@ describe("errors round-trip", () => {
       new PipelineErrors.PlanningError({ reason: "model_failed", phase: 0, detail: "timeout", cause })
     )
     check(PipelineErrors.SynthesisError, new PipelineErrors.SynthesisError({ detail: "failed", cause }))
+    check(
+      PipelineErrors.HookDenied,
+      new PipelineErrors.HookDenied({ hookName: "g", operation: "tool_call", reason: "hook_failed", detail: "x", cause })
+    )
+    check(
+      PipelineErrors.HookFailed,
+      new PipelineErrors.HookFailed({ hookName: "h", point: "before_tool", reason: "hook_failed", detail: "x", cause })
+    )
     check(ExecutionStoreError, new ExecutionStoreError({ operation: "save", detail: "disk full", cause }))
     // A string cause round-trips exactly.
     const withString = new PipelineErrors.SynthesisError({ detail: "failed", cause: "boom" })

@@ -65,7 +65,7 @@ export const parseSteps = (section: string): ReadonlyArray<StepSummary> =>
   jsonLines(section).flatMap((u): ReadonlyArray<StepSummary> => {
     if (!isRecord(u) || typeof u.capability !== "string" || typeof u.status !== "string") return []
     const status = u.status
-    if (status !== "succeeded" && status !== "failed" && status !== "skipped") return []
+    if (status !== "succeeded" && status !== "failed" && status !== "skipped" && status !== "denied") return []
     return [{
       capability: u.capability,
       status,

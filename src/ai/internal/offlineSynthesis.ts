@@ -41,6 +41,8 @@ const renderStep = (step: StepSummary): string => {
       return step.error === undefined
         ? `- ${step.capability} was skipped.`
         : `- ${step.capability} was skipped: ${truncate(oneLine(step.error), MAX_OUTPUT_CHARS)}`
+    case "denied":
+      return `- ${step.capability} was denied: ${truncate(oneLine(step.error ?? "by a guard"), MAX_OUTPUT_CHARS)}`
   }
 }
 

@@ -1,0 +1,86 @@
+/**
+ * Where a hook subscribes (seed 001 "phases", seed 002 hook points, seed
+ * 003 operations): the four pipeline stages of seed 000, an Around observer
+ * or a guard on an operation, or a before/after transform of an operation's
+ * input or output. A point's name is what records and span names carry
+ * (`pipeline.hook.<point>.<hook>`).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { type GuardableOperation, GuardableOperation as GuardableSchema, type Operation, Operation as OperationSchema } from "./Operation.js"
+
+/**
+ * The four pipeline stages (seed 000).
+ *
+ * @since 0.1.0
+ */
+export const Stage = Schema.Literal("before_planning", "after_planning", "after_execution", "after_synthesis")
+/** @since 0.1.0 */
+export type Stage = typeof Stage.Type
+
+/**
+ * The transform points (seed 002): chained rewrites of an operation's input
+ * (`before_*`) or output (`after_*`).
+ *
+ * @since 0.1.0
+ */
+export const TransformPoint = Schema.Literal(
+  "before_inference",
+  "after_inference",
+  "before_tool",
+  "after_tool",
+  "before_retrieval",
+  "after_retrieval",
+  "before_memory_load",
+  "after_memory_load",
+  "before_memory_store",
+  "after_memory_store"
+)
+/** @since 0.1.0 */
+export type TransformPoint = typeof TransformPoint.Type
+
+/** @since 0.1.0 */
+export type AroundPoint = `around_${Operation}`
+/** @since 0.1.0 */
+export type GuardPoint = `guard_${GuardableOperation}`
+
+/**
+ * Every point.
+ *
+ * @since 0.1.0
+ */
+export const HookPoint = Schema.Literal(
+  ...Stage.literals,
+  ...OperationSchema.literals.map((op): AroundPoint => `around_${op}`),
+  ...GuardableSchema.literals.map((op): GuardPoint => `guard_${op}`),
+  ...TransformPoint.literals
+)
+/** @since 0.1.0 */
+export type HookPoint = Stage | AroundPoint | GuardPoint | TransformPoint
+
+/**
+ * The operation a transform point belongs to.
+ *
+ * @since 0.1.0
+ */
+export const transformOperation: Readonly<Record<TransformPoint, Operation>> = {
+  before_inference: "inference",
+  after_inference: "inference",
+  before_tool: "tool_call",
+  after_tool: "tool_call",
+  before_retrieval: "retrieval",
+  after_retrieval: "retrieval",
+  before_memory_load: "memory_load",
+  after_memory_load: "memory_load",
+  before_memory_store: "memory_store",
+  after_memory_store: "memory_store"
+}
+
+/**
+ * Points whose hooks only observe: nothing they return changes the request.
+ *
+ * @since 0.1.0
+ */
+export const isObserveOnly = (point: HookPoint): boolean =>
+  point === "after_execution" || point.startsWith("around_")

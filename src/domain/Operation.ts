@@ -1,0 +1,218 @@
+/**
+ * What operation hooks can observe (seed 003, seed 002): a closed taxonomy
+ * of operations, the immutable call snapshot each run of one gets, and the
+ * closed set of outcomes it ends with.
+ *
+ * - `request` — the whole run of one request
+ * - `phase` — one planning phase (plan, AfterPlanning, HITL, execution)
+ * - `inference` — one model call, planning or synthesis, streamed or not
+ * - `tool_call` — the semantic call of one plan step (guards, argument and result transforms)
+ * - `tool_execution` — the tool handler's run only, after guards and transforms
+ * - `retrieval` — one retriever query
+ * - `memory_load` / `memory_store` — one read from / write to the memory store
+ * - `approval_wait` — a HITL suspension waiting for a human
+ * - `record_write` — one write of the execution record
+ *
+ * Around observers may target any operation; guards only the guardable
+ * ones (a guard deciding whether a record is written or a phase exists
+ * makes no sense).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import type { Json, JsonObject } from "./Json.js"
+
+/**
+ * The operations.
+ *
+ * @since 0.1.0
+ */
+export const Operation = Schema.Literal(
+  "request",
+  "phase",
+  "inference",
+  "tool_call",
+  "tool_execution",
+  "retrieval",
+  "memory_load",
+  "memory_store",
+  "approval_wait",
+  "record_write"
+)
+/** @since 0.1.0 */
+export type Operation = typeof Operation.Type
+
+/**
+ * Every operation, in taxonomy order.
+ *
+ * @since 0.1.0
+ */
+export const operations: ReadonlyArray<Operation> = Operation.literals
+
+/**
+ * The operations a guard may target.
+ *
+ * @since 0.1.0
+ */
+export const GuardableOperation = Schema.Literal(
+  "request",
+  "inference",
+  "tool_call",
+  "retrieval",
+  "memory_load",
+  "memory_store"
+)
+/** @since 0.1.0 */
+export type GuardableOperation = typeof GuardableOperation.Type
+
+const guardable: ReadonlySet<string> = new Set(GuardableOperation.literals)
+
+/**
+ * Whether a guard may target `operation`.
+ *
+ * @example
+ * ```ts
+ * import { Operation } from "effect-agent-pipeline"
+ *
+ * Operation.isGuardable("tool_call") // true
+ * Operation.isGuardable("tool_execution") // false: the execution is already approved
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isGuardable = (operation: string): operation is GuardableOperation => guardable.has(operation)
+
+/**
+ * How a run of an operation ended. `denied` is a guard's refusal.
+ *
+ * @since 0.1.0
+ */
+export const Outcome = Schema.Literal("completed", "denied", "failed", "canceled")
+/** @since 0.1.0 */
+export type Outcome = typeof Outcome.Type
+
+/**
+ * Where a run happened.
+ *
+ * @since 0.1.0
+ */
+export interface Coordinates {
+  readonly requestId: string
+  /** One-based planning phase, for runs inside a phase. */
+  readonly phase?: number | undefined
+  /** The plan step, for tool calls and executions. */
+  readonly stepId?: string | undefined
+}
+
+/**
+ * A memory record: what the memory store keeps.
+ *
+ * @since 0.1.0
+ */
+export interface MemoryRecord {
+  readonly content: string
+  readonly metadata?: JsonObject | undefined
+}
+
+/**
+ * A retrieved document.
+ *
+ * @since 0.1.0
+ */
+export interface Document {
+  readonly id: string
+  readonly content: string
+  readonly score?: number | undefined
+  readonly metadata?: JsonObject | undefined
+}
+
+/**
+ * The payload of each operation: exactly one per call, matching its
+ * operation.
+ *
+ * @since 0.1.0
+ */
+export interface Payloads {
+  readonly request: { readonly mode: "pipeline" | "stream" | "resume" | "workflow"; readonly request: string }
+  readonly phase: { readonly phase: number; readonly resumed: boolean }
+  readonly inference: {
+    readonly purpose: "planning" | "synthesis"
+    readonly streamed: boolean
+    readonly prompt: string
+  }
+  readonly tool_call: ToolCallPayload
+  readonly tool_execution: ToolCallPayload
+  readonly retrieval: { readonly retriever: string; readonly query: string; readonly limit: number }
+  readonly memory_load: { readonly scope: string; readonly query: string; readonly limit: number }
+  readonly memory_store: { readonly scope: string; readonly record: MemoryRecord }
+  readonly approval_wait: { readonly checkpointId: string; readonly reason: string }
+  readonly record_write: { readonly revision: number; readonly status: string }
+}
+
+/**
+ * What a tool call or execution is about.
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallPayload {
+  readonly namespace: string
+  readonly agent: string
+  readonly capability: string
+  readonly parameters: JsonObject
+}
+
+/**
+ * A reference to one run of an operation: its causal parent.
+ *
+ * @since 0.1.0
+ */
+export interface CallRef {
+  readonly operation: Operation
+  readonly callId: string
+}
+
+/**
+ * The immutable snapshot of one run of an operation, taken when it starts.
+ * Hooks get it frozen; changing it changes nothing.
+ *
+ * @since 0.1.0
+ */
+export interface Call<Op extends Operation = Operation> {
+  readonly operation: Op
+  readonly callId: string
+  /** Epoch milliseconds, from the `Clock`. */
+  readonly startedAt: number
+  readonly coordinates: Coordinates
+  /** The operation whose run started this one (the request has none). */
+  readonly parent?: CallRef | undefined
+  readonly payload: Payloads[Op]
+}
+
+/**
+ * How a run ended, as an Around observer sees it. `error` is trusted,
+ * in-process data: redact it before it crosses a logging or network
+ * boundary.
+ *
+ * @since 0.1.0
+ */
+export interface Result {
+  readonly outcome: Outcome
+  /** Epoch milliseconds. */
+  readonly endedAt: number
+  readonly error?: unknown
+}
+
+/**
+ * A JSON summary of a call for records and spans (the payload's prompt,
+ * parameters and record content are left out: they may be large or
+ * sensitive).
+ *
+ * @since 0.1.0
+ */
+export const summarize = (call: Call): Json => {
+  const out: Record<string, Json> = { operation: call.operation, callId: call.callId }
+  if (call.coordinates.phase !== undefined) out.phase = call.coordinates.phase
+  if (call.coordinates.stepId !== undefined) out.stepId = call.coordinates.stepId
+  if (call.parent !== undefined) out.parent = `${call.parent.operation}:${call.parent.callId}`
+  return out
+}

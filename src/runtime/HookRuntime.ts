@@ -1,0 +1,29 @@
+/**
+ * The hook runtime as a service: the operations engine every model call,
+ * tool call, retrieval and memory access goes through, and the pool that
+ * detached hook runs live in. The hooks Layer (`PipelineHooks.layer`) builds
+ * it from the registered hooks; the planner, the synthesizer, the executor
+ * and the seams reach hooks only through it (DESIGN §6).
+ *
+ * @since 0.1.0
+ */
+import { Context } from "effect"
+import type { Detach } from "./internal/invoke.js"
+import type { Operations } from "./Operations.js"
+
+/**
+ * The runtime service.
+ *
+ * @since 0.1.0
+ */
+export class HookRuntime extends Context.Tag("effect-agent-pipeline/HookRuntime")<HookRuntime, HookRuntime.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace HookRuntime {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly operations: Operations
+    /** Starts detached hook runs in the runtime's pool. */
+    readonly detach: Detach
+  }
+}

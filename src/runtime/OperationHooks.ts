@@ -1,0 +1,147 @@
+/**
+ * The shapes of operation hooks (seed 003 Around / Guard, seed 002
+ * before/after transforms), and the refusal a guard fails with.
+ *
+ * - An **Around** observer gets the immutable call when a run starts and may
+ *   return a `finish` callback that gets the result; it observes and cannot
+ *   change the outcome.
+ * - A **Guard** gets the call and the operation's effect (`proceed`) and
+ *   returns an effect in its place — `proceed` itself, wrapped (retried,
+ *   timed out, raced), or a refusal (`deny(reason)`): the Effect-native
+ *   middleware shape. It cannot invent the operation's result.
+ * - A **transform** gets the call and the current value (a prompt, a
+ *   completion, tool arguments or result, a query, documents, memory) and
+ *   returns the value for the next transform: chained in order.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect } from "effect"
+import type { Json, JsonObject } from "../domain/Json.js"
+import type { Call, Document, GuardableOperation, MemoryRecord, Operation, Result } from "../domain/Operation.js"
+
+/**
+ * Called with the result when the observed run ends.
+ *
+ * @since 0.1.0
+ */
+export type Finish<R = never> = (result: Result) => Effect.Effect<void, unknown, R>
+
+/**
+ * An Around observer of operation `Op`.
+ *
+ * @since 0.1.0
+ */
+export type Around<Op extends Operation, R = never> = (call: Call<Op>) => Effect.Effect<Finish<R> | void, unknown, R>
+
+/**
+ * A guard of operation `Op`: returns the effect that runs in the
+ * operation's place.
+ *
+ * @since 0.1.0
+ */
+export type Guard<Op extends GuardableOperation, R = never> = <A, E>(
+  call: Call<Op>,
+  proceed: Effect.Effect<A, E>
+) => Effect.Effect<A, unknown, R>
+
+/**
+ * A transform of a value of type `V` at an operation `Op`.
+ *
+ * @since 0.1.0
+ */
+export type Transform<Op extends Operation, V, R = never> = (call: Call<Op>, value: V) => Effect.Effect<V, unknown, R>
+
+/**
+ * A tool call's result as `after_tool` transforms see it: the output, or
+ * the error text.
+ *
+ * @since 0.1.0
+ */
+export type ToolOutcome = { readonly output: Json } | { readonly error: string }
+
+/**
+ * What each transform point rewrites.
+ *
+ * @since 0.1.0
+ */
+export interface TransformValues {
+  readonly before_inference: string
+  readonly after_inference: string
+  readonly before_tool: JsonObject
+  readonly after_tool: ToolOutcome
+  readonly before_retrieval: string
+  readonly after_retrieval: ReadonlyArray<Document>
+  readonly before_memory_load: string
+  readonly after_memory_load: ReadonlyArray<MemoryRecord>
+  readonly before_memory_store: MemoryRecord
+  readonly after_memory_store: string
+}
+
+/**
+ * The handler at each operation point (`R`: what they need; registration
+ * provides it, so the runtime sees `R = never`).
+ *
+ * @since 0.1.0
+ */
+export interface OperationHandlers<R = never> {
+  readonly around_request?: Around<"request", R> | undefined
+  readonly around_phase?: Around<"phase", R> | undefined
+  readonly around_inference?: Around<"inference", R> | undefined
+  readonly around_tool_call?: Around<"tool_call", R> | undefined
+  readonly around_tool_execution?: Around<"tool_execution", R> | undefined
+  readonly around_retrieval?: Around<"retrieval", R> | undefined
+  readonly around_memory_load?: Around<"memory_load", R> | undefined
+  readonly around_memory_store?: Around<"memory_store", R> | undefined
+  readonly around_approval_wait?: Around<"approval_wait", R> | undefined
+  readonly around_record_write?: Around<"record_write", R> | undefined
+  readonly guard_request?: Guard<"request", R> | undefined
+  readonly guard_inference?: Guard<"inference", R> | undefined
+  readonly guard_tool_call?: Guard<"tool_call", R> | undefined
+  readonly guard_retrieval?: Guard<"retrieval", R> | undefined
+  readonly guard_memory_load?: Guard<"memory_load", R> | undefined
+  readonly guard_memory_store?: Guard<"memory_store", R> | undefined
+  readonly before_inference?: Transform<"inference", string, R> | undefined
+  readonly after_inference?: Transform<"inference", string, R> | undefined
+  readonly before_tool?: Transform<"tool_call", JsonObject, R> | undefined
+  readonly after_tool?: Transform<"tool_call", ToolOutcome, R> | undefined
+  readonly before_retrieval?: Transform<"retrieval", string, R> | undefined
+  readonly after_retrieval?: Transform<"retrieval", ReadonlyArray<Document>, R> | undefined
+  readonly before_memory_load?: Transform<"memory_load", string, R> | undefined
+  readonly after_memory_load?: Transform<"memory_load", ReadonlyArray<MemoryRecord>, R> | undefined
+  readonly before_memory_store?: Transform<"memory_store", MemoryRecord, R> | undefined
+  readonly after_memory_store?: Transform<"memory_store", string, R> | undefined
+}
+
+/**
+ * A guard's refusal: fail with it (via {@link deny}) to deny the operation.
+ * The operation then ends `denied` and its caller gets `HookDenied` with
+ * this reason, and `cause` as the denial's cause.
+ *
+ * @since 0.1.0
+ */
+export class Refusal extends Data.TaggedError("Refusal")<{
+  readonly reason: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * Denies the guarded operation.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook } from "effect-agent-pipeline"
+ *
+ * const noTrades = Hook.make({
+ *   name: "no-trades",
+ *   guard: {
+ *     toolCall: (call, proceed) =>
+ *       call.payload.capability === "execute_trade" ? Hook.deny("trades are not allowed") : proceed
+ *   }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const deny = (reason: string, cause?: unknown): Effect.Effect<never, Refusal> =>
+  Effect.fail(cause === undefined ? new Refusal({ reason }) : new Refusal({ reason, cause }))

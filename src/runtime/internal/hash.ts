@@ -1,0 +1,30 @@
+/**
+ * The contribution hash of a hook run (seed 001 "contribution hashes"): a
+ * short, stable fingerprint of what the hook changed, so two runs that made
+ * the same change can be recognised without storing the change twice.
+ * cyrb53 over the value's JSON text: fast, 53 bits, not cryptographic.
+ */
+
+const cyrb53 = (text: string): string => {
+  let h1 = 0xdeadbeef
+  let h2 = 0x41c6ce57
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    h1 = Math.imul(h1 ^ c, 2654435761)
+    h2 = Math.imul(h2 ^ c, 1597334677)
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, "0")
+}
+
+/** `cyrb53:<14 hex digits>` of the contribution's JSON text (a string is hashed as is). */
+export const contributionHash = (contribution: unknown): string => {
+  let text: string
+  try {
+    text = typeof contribution === "string" ? contribution : JSON.stringify(contribution) ?? String(contribution)
+  } catch {
+    text = String(contribution)
+  }
+  return `cyrb53:${cyrb53(text)}`
+}
