@@ -10,7 +10,7 @@
  */
 import { LanguageModel, Tool } from "@effect/ai"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
-import { CheckpointStore, ExecutionStore, Hook, Pipeline, PipelineHooks, ToolRegistry } from "../src/index.js"
+import { Agent, ExecutionStore, Hook, Pipeline, ToolRegistry } from "../src/index.js"
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
@@ -62,18 +62,14 @@ interface Config {
 }
 
 const setup = async (hooks: number, recording: boolean): Promise<Config> => {
-  const layer = Pipeline.layer({ recording }).pipe(
-    Layer.provide(PipelineHooks.layer(Array.from({ length: hooks }, (_, i) => noopHook(i)))),
-    Layer.provide(ToolRegistry.layer(tools)),
+  const layer = Agent.layer({
+    model: ZeroLatencyModel,
+    tools,
+    hooks: Array.from({ length: hooks }, (_, i) => noopHook(i)),
+    options: { recording },
     // Short normal retention so the store does not grow for the whole run.
-    Layer.provideMerge(
-      Layer.mergeAll(
-        ZeroLatencyModel,
-        ExecutionStore.layerMemory({ retention: { normal: "1 second", error: "1 second" } }),
-        CheckpointStore.layerMemory
-      )
-    )
-  )
+    executionStore: ExecutionStore.layerMemory({ retention: { normal: "1 second", error: "1 second" } })
+  })
   const runtime = ManagedRuntime.make(layer)
   const pipeline = await runtime.runPromise(Pipeline.Pipeline)
   const store = await runtime.runPromise(ExecutionStore.ExecutionStore)

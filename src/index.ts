@@ -24,7 +24,9 @@ export * as ShortCircuit from "./pipeline/ShortCircuit.js"
 
 // Data: requests, plans, records, errors
 export * as ExecutionRecord from "./domain/ExecutionRecord.js"
+export * as HookPoint from "./domain/HookPoint.js"
 export * as Json from "./domain/Json.js"
+export * as Operation from "./domain/Operation.js"
 export * as PipelineContext from "./domain/PipelineContext.js"
 export * as PipelineError from "./domain/PipelineError.js"
 export * as PipelineRequest from "./domain/PipelineRequest.js"
@@ -33,15 +35,24 @@ export * as RoutingPlan from "./domain/RoutingPlan.js"
 export * as Utf8Chunks from "./domain/Utf8Chunks.js"
 
 // The hook runtime: effect reporting, recording, the request scope
+export * as BackgroundPool from "./runtime/BackgroundPool.js"
+export * as Capability from "./runtime/Capability.js"
 export * as HookEffects from "./runtime/HookEffects.js"
+export * as HookRuntime from "./runtime/HookRuntime.js"
+export * as OperationHooks from "./runtime/OperationHooks.js"
+export * as Operations from "./runtime/Operations.js"
+export * as Policy from "./runtime/Policy.js"
 export * as RequestRecorder from "./runtime/RequestRecorder.js"
+export * as Subscription from "./runtime/Subscription.js"
 export * as RequestScope from "./runtime/RequestScope.js"
 
 // Models, planning, synthesis, tools
+export * as Inference from "./ai/Inference.js"
 export * as OfflineModel from "./ai/OfflineModel.js"
 export * as Planner from "./ai/Planner.js"
 export * as ScriptedModel from "./ai/ScriptedModel.js"
 export * as Synthesizer from "./ai/Synthesizer.js"
+export * as ToolCalls from "./ai/ToolCalls.js"
 export * as ToolRegistry from "./ai/ToolRegistry.js"
 
 // Stores

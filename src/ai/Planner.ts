@@ -1,16 +1,16 @@
 /**
- * Planning over `@effect/ai`: the language model returns a plan as
- * structured output decoded by the `RoutingPlan` Schema, then the model-only
- * normalizer and the validation gauntlet run. Anything else is a typed
- * `PlanningError` — nothing of that phase executes.
+ * Planning: the model returns a plan as structured output (through the
+ * `Inference` seam, so inference hooks see the call), decoded by the
+ * `RoutingPlan` Schema; then the model-only normalizer and the validation
+ * gauntlet run. Anything else is a typed `PlanningError` — nothing of that
+ * phase executes.
  *
  * @since 0.1.0
  */
-import { LanguageModel } from "@effect/ai"
 import { Effect, Either } from "effect"
 import { PlanningError } from "../domain/PipelineError.js"
 import * as PlanValidation from "../domain/PlanValidation.js"
-import { RoutingPlan } from "../domain/RoutingPlan.js"
+import type { Inference, InferenceRequest } from "./Inference.js"
 
 /**
  * Asks the model for a plan and validates it.
@@ -18,23 +18,14 @@ import { RoutingPlan } from "../domain/RoutingPlan.js"
  * @since 0.1.0
  */
 export const plan = Effect.fn("Planner.plan", { captureStackTrace: false })(function*(
-  model: LanguageModel.Service,
-  prompt: string,
+  inference: Inference.Service,
+  request: InferenceRequest,
   phase: number,
   validation: PlanValidation.ValidationContext
 ) {
-  const response = yield* model.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }).pipe(
-    Effect.mapError((error) =>
-      new PlanningError({
-        reason: error._tag === "MalformedOutput" ? "invalid_plan" : "model_failed",
-        phase,
-        detail: error.message.slice(0, 400),
-        cause: error
-      })
-    )
-  )
+  const decoded = yield* inference.plan(request)
   const normalized = PlanValidation.normalizeTerminal(
-    PlanValidation.normalizeModelPlan(response.value, validation.priorStepIds)
+    PlanValidation.normalizeModelPlan(decoded, validation.priorStepIds)
   )
   const checked = PlanValidation.checkPlan(normalized, validation)
   if (Either.isLeft(checked)) {

@@ -10,6 +10,7 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { Cause, Context, Effect, Layer, Option } from "effect"
+import * as Inference from "../ai/Inference.js"
 import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
 import * as ToolRegistry from "../ai/ToolRegistry.js"
@@ -124,10 +125,14 @@ export const layer = <
     : Effect.isEffect(config.hooks)
     ? PipelineHooks.layerEffect(config.hooks)
     : PipelineHooks.layer(config.hooks)
+  // The model is reached only through the inference seam, decorated with
+  // the hooks' inference operations (the hooks Layer is built once: Layers
+  // are memoized by reference).
+  const inference = Inference.layer.pipe(Layer.provide(Layer.merge(config.model, hooks)))
   const parts = Layer.mergeAll(
     hooks,
+    inference,
     ToolRegistry.layer(config.tools),
-    config.model,
     Layer.succeedContext(optionalServices(config))
   )
   const stores = Layer.merge(

@@ -13,9 +13,11 @@
  *
  * @since 0.1.0
  */
-import { LanguageModel } from "@effect/ai"
 import { Context, Effect, Layer, type Stream } from "effect"
+import { Inference } from "../ai/Inference.js"
+import * as ToolCalls from "../ai/ToolCalls.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
+import { HookRuntime } from "../runtime/HookRuntime.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
 import { ExecutionStore } from "../stores/ExecutionStore.js"
 import { AfterExecution } from "./AfterExecution.js"
@@ -90,7 +92,8 @@ export const make = (options?: PipelineOptions) =>
     const afterPlanning = yield* AfterPlanning
     const afterExecution = yield* AfterExecution
     const afterSynthesis = yield* AfterSynthesis
-    const model = yield* LanguageModel.LanguageModel
+    const inference = yield* Inference
+    const { operations } = yield* HookRuntime
     const tools = yield* ToolRegistry
     const store = yield* ExecutionStore
     const checkpoints = yield* CheckpointStore
@@ -100,12 +103,14 @@ export const make = (options?: PipelineOptions) =>
     const gate = yield* Effect.serviceOption(ShortCircuit.Gate)
 
     // Every part is built once, here: per request, only its closures run.
-    const begin = makeBegin({ limits, recording, store, preparer })
+    const begin = makeBegin({ limits, recording, store, preparer, operations })
     const { executePhase, runPhases, validationFor } = makePhaseLoop({
       concurrency,
       maxPhases,
-      model,
+      inference,
       tools,
+      callTool: ToolCalls.make(tools, operations),
+      operations,
       afterPlanning,
       checkpoints,
       approval,
@@ -119,14 +124,15 @@ export const make = (options?: PipelineOptions) =>
       afterSynthesis,
       gate,
       prompts,
-      runPhases
+      runPhases,
+      operations
     })
-    const { buffered, process } = makeBufferedRequest({ begin, model, stages })
-    const stream = makeStreamRequest({ begin, model, stages, chunkBytes })
-    const resume = makeResumeRequest({ recording, store, checkpoints, buffered })
+    const { buffered, process } = makeBufferedRequest({ begin, inference, stages, operations })
+    const stream = makeStreamRequest({ begin, inference, operations, stages, chunkBytes })
+    const resume = makeResumeRequest({ recording, store, checkpoints, operations, buffered })
     const executePlanWithSynthesis = makeWorkflowRequest({
       begin,
-      model,
+      inference,
       validationFor,
       executePhase,
       synthesisPrompt: stages.synthesisPrompt
@@ -162,7 +168,8 @@ export const layer = (options?: PipelineOptions): Layer.Layer<
   | AfterPlanning
   | AfterExecution
   | AfterSynthesis
-  | LanguageModel.LanguageModel
+  | HookRuntime
+  | Inference
   | ToolRegistry
   | ExecutionStore
   | CheckpointStore

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Clock, Deferred, Effect } from "effect"
+import type { ToolCallResult } from "../ai/ToolCalls.js"
 import type { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
@@ -21,6 +22,11 @@ import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/
 export interface ExecuteOptions {
   /** Tool calls in flight at once (default 4). */
   readonly concurrency?: number | undefined
+  /**
+   * How a step's tool is called (default: straight through the registry).
+   * The pipeline passes the hook runtime's tool caller, so tool hooks fire.
+   */
+  readonly callTool?: ((step: RoutingStep, parameters: JsonObject) => Effect.Effect<ToolCallResult>) | undefined
 }
 
 const pick = (value: Json | undefined, path: string): Json | undefined => {
@@ -79,6 +85,13 @@ export const execute = (
 ): Effect.Effect<ReadonlyArray<StepResult>> =>
   Effect.gen(function*() {
     if (plan.steps.length === 0) return []
+    const callTool = options?.callTool ?? ((step: RoutingStep, parameters: JsonObject) =>
+      tools.call(step.namespace, step.agent, step.capability, parameters).pipe(
+        Effect.match({
+          onSuccess: (output): ToolCallResult => ({ _tag: "Succeeded", output }),
+          onFailure: (failure): ToolCallResult => ({ _tag: "Failed", error: failure.message })
+        })
+      ))
     const semaphore = yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
     const done = new Map<string, Deferred.Deferred<StepResult>>()
     for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>())
@@ -110,13 +123,16 @@ export const execute = (
         }
         const parameters = resolveReferences(step.parameters, outputs)
         const t0 = yield* Clock.currentTimeNanos
-        const outcome = yield* semaphore.withPermits(1)(
-          Effect.either(tools.call(step.namespace, step.agent, step.capability, parameters))
-        )
+        const outcome = yield* semaphore.withPermits(1)(callTool(step, parameters))
         const duration = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
-        return outcome._tag === "Right"
-          ? ({ ...base, status: "succeeded", output: outcome.right, startedAt, duration } as const)
-          : ({ ...base, status: "failed", error: outcome.left.message, startedAt, duration } as const)
+        switch (outcome._tag) {
+          case "Succeeded":
+            return { ...base, status: "succeeded", output: outcome.output, startedAt, duration } as const
+          case "Failed":
+            return { ...base, status: "failed", error: outcome.error, startedAt, duration } as const
+          case "Denied":
+            return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
+        }
       }).pipe(
         Effect.tap((result) => Deferred.succeed(done.get(step.step_id)!, result)),
         Effect.withSpan("pipeline.step", {

@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Effect, Exit } from "effect"
+import { Cause, Clock, Effect, Exit, type Scope } from "effect"
 import type { HookDecision } from "../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../domain/HookPoint.js"
 import * as Json from "../domain/Json.js"
@@ -56,6 +56,8 @@ export interface CallInit<Op extends Operation> {
   readonly coordinates: Coordinates
   readonly parent?: CallRef | undefined
   readonly payload: Payloads[Op]
+  /** When the run began, if before now (an approval wait began at the suspension). Default: now. */
+  readonly startedAt?: number | undefined
 }
 
 /**
@@ -75,6 +77,8 @@ export type TransformOperation<P extends TransformPoint> = P extends "before_inf
  * @since 0.1.0
  */
 export interface Operations {
+  /** Whether any hook observes, guards or transforms any operation. */
+  readonly active: boolean
   /** Whether any hook observes, guards or transforms `operation`. */
   readonly observes: (operation: Operation) => boolean
   /** The immutable snapshot of a new run (its id, its start time). */
@@ -85,6 +89,17 @@ export interface Operations {
     recorder: RequestRecorder,
     body: Effect.Effect<A, E>
   ) => Effect.Effect<A, E | HookDenied>
+  /**
+   * Opens the run `call` in the current scope — for a run that is a stream:
+   * observers begin now and end when the scope closes (with its exit);
+   * guards wrap only `start`, what happens before the stream's first
+   * element (a stream cannot be retried once it began).
+   */
+  readonly runScoped: <Op extends Operation, A, E>(
+    call: Call<Op>,
+    recorder: RequestRecorder,
+    start: Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | HookDenied, Scope.Scope>
   /** Chains `point`'s transforms over `value`. */
   readonly transform: <P extends TransformPoint>(
     point: P,
@@ -441,15 +456,10 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
 
   // ---- Runs ----------------------------------------------------------------------------
 
-  const run = <Op extends Operation, A, E>(
-    call: Call<Op>,
-    recorder: RequestRecorder,
-    body: Effect.Effect<A, E>
-  ): Effect.Effect<A, E | HookDenied> => {
-    if (!observed.has(call.operation)) return body
-    const observers = participants.around(call.operation)
-    if (observers.length === 0) return guarded(call, recorder, body)
-    return Effect.suspend(() => {
+  /** Begins the observers of a run; returns how to end them with the run's exit. */
+  const observe = (call: Call, recorder: RequestRecorder) =>
+    Effect.suspend(() => {
+      const observers = participants.around(call.operation)
       const open: Array<Observing> = []
       const later: Array<readonly [Participant<AnyAround>, ReturnType<typeof specOf>]> = []
       const completed: Array<boolean> = []
@@ -470,7 +480,7 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
           else completed[i] = false
         })
       }, { discard: true })
-      const ends = (exit: Exit.Exit<unknown, unknown>) =>
+      const ends = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
         Clock.clockWith((clock) => {
           const error = errorOf(exit)
           const result: Result = error === undefined
@@ -481,8 +491,27 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
             Effect.forEach(later, ([participant, spec]) => observeDetached(participant, spec, call, result), { discard: true })
           )
         })
-      return Effect.zipRight(begins, Effect.onExit(guarded(call, recorder, body), ends))
+      return Effect.as(begins, ends)
     })
+
+  const run = <Op extends Operation, A, E>(
+    call: Call<Op>,
+    recorder: RequestRecorder,
+    body: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | HookDenied> => {
+    if (!observed.has(call.operation)) return body
+    if (participants.around(call.operation).length === 0) return guarded(call, recorder, body)
+    return Effect.flatMap(observe(call, recorder), (ends) => Effect.onExit(guarded(call, recorder, body), ends))
+  }
+
+  const runScoped = <Op extends Operation, A, E>(
+    call: Call<Op>,
+    recorder: RequestRecorder,
+    start: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | HookDenied, Scope.Scope> => {
+    if (!observed.has(call.operation)) return start
+    return Effect.flatMap(observe(call, recorder), (ends) =>
+      Effect.zipRight(Effect.addFinalizer(ends), guarded(call, recorder, start)))
   }
 
   // ---- Transforms ----------------------------------------------------------------------
@@ -584,19 +613,21 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   }
 
   return {
+    active: observed.size > 0,
     observes: (operation) => observed.has(operation),
     call: (operation, init) =>
       Clock.clockWith((clock) =>
         Effect.succeed(deepFreeze({
           operation,
           callId: nextCallId(operation),
-          startedAt: clock.unsafeCurrentTimeMillis(),
+          startedAt: init.startedAt ?? clock.unsafeCurrentTimeMillis(),
           coordinates: init.coordinates,
           ...(init.parent === undefined ? {} : { parent: init.parent }),
           payload: init.payload
         }))
       ),
     run,
+    runScoped,
     transform
   }
 }

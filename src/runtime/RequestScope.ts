@@ -11,15 +11,34 @@
  * @since 0.1.0
  */
 import { Effect, type Exit, FiberRef, Option, Scope } from "effect"
+import type { CallRef } from "../domain/Operation.js"
 import { currentInvocation } from "./HookEffects.js"
+import type { Operations } from "./Operations.js"
+import type { RequestRecorder } from "./RequestRecorder.js"
 
 /**
- * The scope of the request the current fiber works for.
+ * What the pipeline tells hooks about the request they run for: its scope,
+ * and what operations started from inside a hook (a retrieval, a memory
+ * access) need to run through the hook runtime and be recorded.
+ *
+ * @since 0.1.0
+ */
+export interface RequestHandle {
+  readonly scope: Scope.Scope
+  readonly requestId: string
+  readonly recorder: RequestRecorder
+  /** The request's own operation run (when any hook observes operations): the parent of what hooks start. */
+  readonly call?: CallRef | undefined
+  readonly operations: Operations
+}
+
+/**
+ * The request the current fiber works for.
  *
  * @internal
  */
-export const currentRequestScope: FiberRef.FiberRef<Option.Option<Scope.Scope>> = FiberRef.unsafeMake<
-  Option.Option<Scope.Scope>
+export const currentRequest: FiberRef.FiberRef<Option.Option<RequestHandle>> = FiberRef.unsafeMake<
+  Option.Option<RequestHandle>
 >(Option.none())
 
 /**
@@ -27,7 +46,17 @@ export const currentRequestScope: FiberRef.FiberRef<Option.Option<Scope.Scope>> 
  *
  * @since 0.1.0
  */
-export const get: Effect.Effect<Option.Option<Scope.Scope>> = FiberRef.get(currentRequestScope)
+export const get: Effect.Effect<Option.Option<Scope.Scope>> = Effect.map(
+  FiberRef.get(currentRequest),
+  Option.map((handle) => handle.scope)
+)
+
+/**
+ * The current request, if the fiber runs inside one.
+ *
+ * @since 0.1.0
+ */
+export const current: Effect.Effect<Option.Option<RequestHandle>> = FiberRef.get(currentRequest)
 
 /**
  * Runs `finalizer` when the current request ends (with the request's exit).

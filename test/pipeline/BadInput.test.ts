@@ -10,6 +10,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 import {
   AfterSynthesis,
+  Agent,
+  Inference,
   type AgentResponse,
   BeforePlanning,
   CheckpointStore,
@@ -315,10 +317,13 @@ describe("malformed hook lists (C2)", () => {
   it.effect("C2: a whole pipeline built over layerUnknown fails its Layer with the typed error", () =>
     Effect.gen(function*() {
       const model = yield* Scripted.make({ plans: [], synthesis: "x" })
+      const hooks = PipelineHooks.layerUnknown([{ name: "x", beforePlanning: 42 }])
       const layer = Pipeline.layer().pipe(
-        Layer.provide(PipelineHooks.layerUnknown([{ name: "x", beforePlanning: 42 }])),
+        Layer.provide(hooks),
+        Layer.provide(
+          Inference.layer.pipe(Layer.provide(Layer.merge(hooks, Layer.succeed(LanguageModel.LanguageModel, model.service))))
+        ),
         Layer.provide(ToolRegistry.layer(allTools)),
-        Layer.provide(Layer.succeed(LanguageModel.LanguageModel, model.service)),
         Layer.provide(ExecutionStore.layerMemory()),
         Layer.provide(CheckpointStore.layerMemory)
       )
@@ -478,17 +483,12 @@ const pipelineOver = (
 ) =>
   Effect.gen(function*() {
     const model = yield* Scripted.make(options.script)
-    const checkpoints = yield* CheckpointStore.makeMemory
-    const services = Context.empty().pipe(
-      Context.add(LanguageModel.LanguageModel, model.service),
-      Context.add(ExecutionStore.ExecutionStore, store),
-      Context.add(CheckpointStore.CheckpointStore, checkpoints)
-    )
-    const layer = Pipeline.layer().pipe(
-      Layer.provide(PipelineHooks.layer(options.hooks ?? [])),
-      Layer.provide(ToolRegistry.layer(allTools)),
-      Layer.provide(Layer.succeedContext(services))
-    )
+    const layer = Agent.layer({
+      model: Layer.succeed(LanguageModel.LanguageModel, model.service),
+      tools: allTools,
+      hooks: options.hooks ?? [],
+      executionStore: Layer.succeed(ExecutionStore.ExecutionStore, store)
+    })
     return Context.get(yield* Effect.scoped(Layer.build(layer)), Pipeline.Pipeline)
   })
 

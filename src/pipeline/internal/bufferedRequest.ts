@@ -4,9 +4,10 @@
  * answer, or the HITL suspension. The request's record is finalized on every
  * exit (`owned`).
  */
-import type { LanguageModel } from "@effect/ai"
 import { Effect } from "effect"
+import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
+import type { Operations } from "../../runtime/Operations.js"
 import { Completed, type PipelineResult, Suspended } from "../AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
@@ -17,13 +18,14 @@ import type { RequestStages } from "./requestStages.js"
 /** What the buffered path needs, resolved once when the pipeline is built. */
 export interface BufferedRequestDeps {
   readonly begin: Begin
-  readonly model: LanguageModel.Service
+  readonly inference: Inference.Service
   readonly stages: RequestStages
+  readonly operations: Operations
 }
 
 /** Builds the buffered path: `buffered` runs an opened request, `process` opens one and runs it. */
 export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
-  const { begin, model } = deps
+  const { begin, inference, operations } = deps
   const { complete, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
 
   const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
@@ -35,7 +37,12 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
         case "Suspended":
           return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
         case "Synthesize": {
-          const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(pre.context, pre.phases)).pipe(
+          const draft = yield* Synthesizer.synthesize(inference, {
+            prompt: synthesisPrompt(pre.context, pre.phases),
+            coordinates: { requestId: state.context.requestId },
+            parent: state.call,
+            recorder: state.recorder
+          }).pipe(
             Effect.withSpan("pipeline.synthesis", { captureStackTrace: false })
           )
           return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
@@ -44,7 +51,7 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
     })
 
   const process = (input: PipelineRequest.Input): Effect.Effect<PipelineResult, PipelineError> =>
-    Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline"))
+    Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline", operations))
 
   return { buffered, process }
 }

@@ -5,10 +5,13 @@
  * follow until a terminal plan, a suspension or the phase limit. A HITL
  * resume executes the approved plan as is.
  */
-import type { LanguageModel } from "@effect/ai"
 import { Clock, Effect, Option } from "effect"
+import type { Inference } from "../../ai/Inference.js"
 import * as Planner from "../../ai/Planner.js"
+import type { ToolCallRequest, ToolCallResult } from "../../ai/ToolCalls.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
+import type { CallRef } from "../../domain/Operation.js"
+import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseRecord, StepResult } from "../../domain/ExecutionRecord.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
@@ -25,8 +28,10 @@ import { newId, recordPhase, type RequestState, TRUSTED } from "./requestRecord.
 export interface PhaseLoopDeps {
   readonly concurrency: number
   readonly maxPhases: number
-  readonly model: LanguageModel.Service
+  readonly inference: Inference.Service
   readonly tools: ToolRegistry.Service
+  readonly callTool: (request: ToolCallRequest) => Effect.Effect<ToolCallResult>
+  readonly operations: Operations
   readonly afterPlanning: AfterPlanning.Service
   readonly checkpoints: CheckpointStore["Type"]
   readonly approval: Option.Option<ApprovalPolicy["Type"]>
@@ -35,7 +40,8 @@ export interface PhaseLoopDeps {
 
 /** Builds the phase loop over its services. */
 export const makePhaseLoop = (deps: PhaseLoopDeps) => {
-  const { afterPlanning, approval, checkpoints, concurrency, maxPhases, model, prompts, tools } = deps
+  const { afterPlanning, approval, callTool, checkpoints, concurrency, inference, maxPhases, operations, prompts, tools } =
+    deps
 
   const validationFor = (priorStepIds: ReadonlySet<string>): PlanValidation.ValidationContext => ({
     hasTool: tools.has,
@@ -46,16 +52,47 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     state: RequestState,
     phase: number,
     plan: RoutingPlan,
-    prior: ReadonlyArray<PhaseRecord>
+    prior: ReadonlyArray<PhaseRecord>,
+    parent?: CallRef | undefined
   ) =>
     Effect.gen(function*() {
       const priorResults = new Map<string, StepResult>()
       for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
-      const steps = yield* PlanExecutor.execute(tools, plan, priorResults, { concurrency })
+      const steps = yield* PlanExecutor.execute(tools, plan, priorResults, {
+        concurrency,
+        callTool: (step, parameters) =>
+          callTool({
+            namespace: step.namespace,
+            agent: step.agent,
+            capability: step.capability,
+            parameters,
+            coordinates: { requestId: state.context.requestId, phase, stepId: step.step_id },
+            parent,
+            recorder: state.recorder
+          })
+      })
       const record: PhaseRecord = { phase, plan, steps }
       yield* recordPhase(state, record)
       return record
     })
+
+  /** Runs a phase's body as one run of the `phase` operation (when anything observes operations). */
+  const withPhaseRun = <A, E>(
+    state: RequestState,
+    phase: number,
+    resumed: boolean,
+    body: (parent: CallRef | undefined) => Effect.Effect<A, E>
+  ) =>
+    state.call === undefined
+      ? body(undefined)
+      : Effect.flatMap(
+        operations.call("phase", {
+          coordinates: { requestId: state.context.requestId, phase },
+          parent: state.call,
+          payload: { phase, resumed }
+        }),
+        (call) => operations.run(call, state.recorder, body({ operation: "phase", callId: call.callId }))
+      )
 
   /**
    * One phase: plan, AfterPlanning, HITL, execute. With `approved`, the phase
@@ -68,7 +105,8 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     phases: ReadonlyArray<PhaseRecord>,
     approved: RoutingPlan | undefined
   ) =>
-    Effect.gen(function*() {
+    withPhaseRun(state, phase, approved !== undefined, (parent) =>
+      Effect.gen(function*() {
       let plan: RoutingPlan
       if (approved !== undefined) {
         plan = approved
@@ -85,7 +123,12 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
           ? prompts.buildPlanningPrompt(input)
           : prompts.buildContinuationPrompt(input)
         const validation = validationFor(priorStepIds)
-        const candidate = yield* Planner.plan(model, prompt, phase, validation)
+        const candidate = yield* Planner.plan(inference, {
+          prompt,
+          coordinates: { requestId: state.context.requestId, phase },
+          parent,
+          recorder: state.recorder
+        }, phase, validation)
         plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
         if (Option.isSome(approval)) {
           const verdict = yield* approval.value.evaluate(state.context, plan, phase)
@@ -112,11 +155,11 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
           }
         }
       }
-      const executed = yield* executePhase(state, phase, plan, phases).pipe(
+      const executed = yield* executePhase(state, phase, plan, phases, parent).pipe(
         Effect.withSpan("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
       )
       return { _tag: "Executed", executed, terminal: plan.terminal } as const
-    }).pipe(
+    })).pipe(
       Effect.withSpan("pipeline.phase", {
         captureStackTrace: false,
         attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }

@@ -8,6 +8,8 @@
  */
 import { Cause, Clock, Effect, Exit, Option, Scope } from "effect"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
+import type { Call, CallRef } from "../../domain/Operation.js"
+import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { PipelineResult } from "../AgentResponse.js"
@@ -23,6 +25,11 @@ export interface RequestState extends StageRequest {
   readonly startedAt: number
   /** The request's own scope: closed with the request's exit, before the record is finalized. */
   readonly scope: Scope.CloseableScope
+  /**
+   * The request's run of the `request` operation — the parent of its phases,
+   * model and tool calls — when any hook observes operations.
+   */
+  readonly call?: Call<"request"> | undefined
 }
 
 /** A fresh id for a request or a checkpoint. */
@@ -68,6 +75,32 @@ export interface BeginDeps {
   readonly recording: boolean
   readonly store: ExecutionStore.Service
   readonly preparer: ConversationHistory.ConversationHistoryPreparer["Type"]
+  readonly operations: Operations
+}
+
+/**
+ * How a request's record is written: straight to the store, or — when a
+ * hook observes `record_write` — as one run of that operation per write.
+ * Those observers' own runs are not recorded in the record they watch being
+ * written (that would write it again, forever); their spans are their
+ * evidence.
+ */
+export const recordWriter = (
+  store: ExecutionStore.Service,
+  operations: Operations,
+  requestId: string,
+  parent: CallRef | undefined
+): RequestRecorder.Save => {
+  if (!operations.observes("record_write")) return store.save
+  return (record) =>
+    Effect.flatMap(
+      operations.call("record_write", {
+        coordinates: { requestId },
+        parent,
+        payload: { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
+      }),
+      (call) => operations.run(call, RequestRecorder.disabled(record), store.save(record))
+    )
 }
 
 /** Decodes a request and opens its record and scope. */
@@ -75,7 +108,7 @@ export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestS
 
 /** Builds {@link Begin} over its services. */
 export const makeBegin = (deps: BeginDeps): Begin => {
-  const { limits, preparer, recording, store } = deps
+  const { limits, operations, preparer, recording, store } = deps
   return (input: unknown, mode: RecordMode) =>
     Effect.gen(function*() {
       const decoded = yield* PipelineRequest.decode(input, limits).pipe(
@@ -124,9 +157,14 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         metadata: decoded.metadata,
         enrichments: ConversationHistory.promote(decoded.metadata, preparer)
       }
-      const recorder = recording ? RequestRecorder.make(store.save, initial) : RequestRecorder.disabled(initial)
+      const call = operations.active
+        ? yield* operations.call("request", { coordinates: { requestId }, payload: { mode, request: decoded.request } })
+        : undefined
+      const recorder = recording
+        ? RequestRecorder.make(recordWriter(store, operations, requestId, call), initial)
+        : RequestRecorder.disabled(initial)
       const scope = yield* Scope.make()
-      return { context, recorder, startedAt, scope } satisfies RequestState
+      return { context, recorder, startedAt, scope, call } satisfies RequestState
     })
 }
 
@@ -141,9 +179,18 @@ export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>,
 export const recordPhase = (state: RequestState, phase: PhaseRecord) =>
   state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
 
-/** Runs a buffered request body under its `pipeline.request` span and finalizes the record on its exit. */
-export const owned = <A extends PipelineResult, E, R>(state: RequestState, body: Effect.Effect<A, E, R>, mode: string) =>
-  body.pipe(
+/**
+ * Runs a buffered request body as the request's run of the `request`
+ * operation (observers around it, guards wrapping it: a whole-run wrap),
+ * under its `pipeline.request` span, and finalizes the record on its exit.
+ */
+export const owned = <A extends PipelineResult, E>(
+  state: RequestState,
+  body: Effect.Effect<A, E>,
+  mode: string,
+  operations: Operations
+) =>
+  (state.call === undefined ? body : operations.run(state.call, state.recorder, body)).pipe(
     Effect.onExit((exit) => finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")),
     Effect.withSpan("pipeline.request", {
       captureStackTrace: false,

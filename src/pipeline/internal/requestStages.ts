@@ -18,6 +18,7 @@ import type { JsonObject } from "../../domain/Json.js"
 import type { PipelineContext } from "../../domain/PipelineContext.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
+import type { Operations } from "../../runtime/Operations.js"
 import * as RequestScope from "../../runtime/RequestScope.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
@@ -39,6 +40,7 @@ export interface RequestStagesDeps {
   readonly gate: Option.Option<ShortCircuit.Gate["Type"]>
   readonly prompts: PromptBuilder.PromptBuilder.Service
   readonly runPhases: PhaseLoop["runPhases"]
+  readonly operations: Operations
 }
 
 const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
@@ -48,14 +50,33 @@ const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
 
 /** Builds the stages over their services. */
 export const makeRequestStages = (deps: RequestStagesDeps) => {
-  const { afterExecution, afterSynthesis, beforePlanning, gate, maxEnrichmentBytes, prompts, recording, runPhases } =
-    deps
+  const {
+    afterExecution,
+    afterSynthesis,
+    beforePlanning,
+    gate,
+    maxEnrichmentBytes,
+    operations,
+    prompts,
+    recording,
+    runPhases
+  } = deps
 
   // Hooks and tools run only inside `preSynthesis` and `complete`: there they
   // see the request scope, and with recording off effect reporting is
   // disabled (a no-op) once per stage rather than once per invocation.
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-    const scoped = Effect.locally(effect, RequestScope.currentRequestScope, Option.some(state.scope))
+    const scoped = Effect.locally(
+      effect,
+      RequestScope.currentRequest,
+      Option.some({
+        scope: state.scope,
+        requestId: state.context.requestId,
+        recorder: state.recorder,
+        call: state.call,
+        operations
+      })
+    )
     return recording ? scoped : Effect.locally(scoped, HookEffects.currentInvocation, "disabled")
   }
 

@@ -3,24 +3,30 @@
  * resume happens at most once), reopens the request's record — or rebuilds
  * it from the checkpoint when none is stored — and, if approved, runs the
  * approved plan on the buffered path without AfterPlanning (C8).
+ *
+ * The human's decision ends one run of the `approval_wait` operation, which
+ * began when the checkpoint was saved: observers see the wait when the
+ * decision arrives (a rejection is its `failed` outcome).
  */
 import { Clock, Effect, Either, Option, Scope } from "effect"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import type { Operations } from "../../runtime/Operations.js"
 import type { PipelineResult } from "../AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { ApprovalDecision } from "../Approval.js"
 import { RequestId } from "../../domain/PipelineContext.js"
 import { CheckpointError, type PipelineError } from "../../domain/PipelineError.js"
-import { owned, type RequestState } from "./requestRecord.js"
+import { owned, recordWriter, type RequestState } from "./requestRecord.js"
 
 /** What resume needs, resolved once when the pipeline is built. */
 export interface ResumeRequestDeps {
   readonly recording: boolean
   readonly store: ExecutionStore.Service
   readonly checkpoints: CheckpointStore["Type"]
+  readonly operations: Operations
   /** The buffered path, run from the checkpoint's phase with its approved plan. */
   readonly buffered: (
     state: RequestState,
@@ -30,7 +36,7 @@ export interface ResumeRequestDeps {
 
 /** Builds `resume` over its services. */
 export const makeResumeRequest = (deps: ResumeRequestDeps) => {
-  const { buffered, checkpoints, recording, store } = deps
+  const { buffered, checkpoints, operations, recording, store } = deps
 
   const resume = (checkpointId: string, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
     Effect.gen(function*() {
@@ -61,21 +67,41 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
           checkpointId,
           diagnostics: []
         }
+      const requestId = checkpoint.requestId
+      const call = operations.active
+        ? yield* operations.call("request", {
+          coordinates: { requestId },
+          payload: { mode: "resume", request: checkpoint.request }
+        })
+        : undefined
+      const recorder = recording
+        ? RequestRecorder.make(recordWriter(store, operations, requestId, call), initial)
+        : RequestRecorder.disabled(initial)
       const state: RequestState = {
         context: Object.freeze({
-          requestId: RequestId.make(checkpoint.requestId),
+          requestId: RequestId.make(requestId),
           request: checkpoint.request,
           metadata: checkpoint.metadata,
           enrichments: Object.freeze({ ...checkpoint.enrichments })
         }),
-        recorder: recording ? RequestRecorder.make(store.save, initial) : RequestRecorder.disabled(initial),
+        recorder,
         startedAt,
-        scope: yield* Scope.make()
+        scope: yield* Scope.make(),
+        call
       }
-      const body = decision === "approve"
-        ? buffered(state, { checkpoint })
+      const decided: Effect.Effect<void, CheckpointError> = decision === "approve"
+        ? Effect.void
         : Effect.fail(new CheckpointError({ reason: "rejected", checkpointId, detail: "the plan was rejected" }))
-      return yield* owned(state, body, "resume")
+      const waited = call === undefined ? decided : Effect.flatMap(
+        operations.call("approval_wait", {
+          coordinates: { requestId, phase: checkpoint.phase },
+          parent: call,
+          payload: { checkpointId, reason: checkpoint.reason },
+          startedAt: checkpoint.createdAt
+        }),
+        (wait) => operations.run(wait, recorder, decided)
+      )
+      return yield* owned(state, Effect.zipRight(waited, buffered(state, { checkpoint })), "resume", operations)
     })
 
   return resume

@@ -7,9 +7,10 @@
  * event. The record is finalized when the stream ends, and a consumer that
  * stops pulling before the final event leaves an interrupted request.
  */
-import type { LanguageModel } from "@effect/ai"
-import { Effect, Exit, FiberId, Stream } from "effect"
+import { Effect, Exit, FiberId, Option, Stream } from "effect"
+import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
+import type { Operations } from "../../runtime/Operations.js"
 import { Completed, type StreamEvent, Suspended, Token } from "../AgentResponse.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
@@ -20,7 +21,8 @@ import type { RequestStages } from "./requestStages.js"
 /** What the streaming path needs, resolved once when the pipeline is built. */
 export interface StreamRequestDeps {
   readonly begin: Begin
-  readonly model: LanguageModel.Service
+  readonly inference: Inference.Service
+  readonly operations: Operations
   readonly stages: RequestStages
   /** UTF-8 bytes per token event of a streamed short-circuit answer. */
   readonly chunkBytes: number
@@ -28,7 +30,7 @@ export interface StreamRequestDeps {
 
 /** Builds the streaming path: `stream` opens a request and streams its events. */
 export const makeStreamRequest = (deps: StreamRequestDeps) => {
-  const { begin, chunkBytes, model } = deps
+  const { begin, chunkBytes, inference, operations } = deps
   const { complete, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
 
   const stream = (input: PipelineRequest.Input): Stream.Stream<StreamEvent, PipelineError> =>
@@ -38,8 +40,13 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
         // Set when the final event is produced: a consumer that stops pulling
         // earlier ends the stream "successfully", but the request did not finish.
         let delivered = false
-        const body: Stream.Stream<StreamEvent, PipelineError> = Stream.unwrap(
-          Effect.map(preSynthesis(state), (pre): Stream.Stream<StreamEvent, PipelineError> => {
+        // The request's run spans the whole stream; its guards wrap what
+        // happens before the first token (a whole-run wrap that can still retry).
+        const start = state.call === undefined
+          ? preSynthesis(state)
+          : operations.runScoped(state.call, state.recorder, preSynthesis(state))
+        const body: Stream.Stream<StreamEvent, PipelineError> = Stream.unwrapScoped(
+          Effect.map(start, (pre): Stream.Stream<StreamEvent, PipelineError> => {
             switch (pre._tag) {
               case "ShortCircuit":
                 return Stream.concat(
@@ -61,17 +68,26 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
                 delivered = true
                 return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED))
               case "Synthesize": {
-                const parts: Array<string> = []
-                const tokens = Synthesizer.stream(model, synthesisPrompt(pre.context, pre.phases)).pipe(
-                  Stream.map((text) => {
-                    parts.push(text)
-                    return new Token({ text }, TRUSTED)
+                // The full text comes last (after inference transforms): the draft.
+                let draft = ""
+                const tokens = Synthesizer.stream(inference, {
+                  prompt: synthesisPrompt(pre.context, pre.phases),
+                  coordinates: { requestId: state.context.requestId },
+                  parent: state.call,
+                  recorder: state.recorder
+                }).pipe(
+                  Stream.filterMap((part) => {
+                    if (part._tag === "Done") {
+                      draft = part.text
+                      return Option.none()
+                    }
+                    return Option.some(new Token({ text: part.text }, TRUSTED))
                   }),
                   Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
                 )
                 const final = Stream.fromEffect(
                   Effect.suspend(() =>
-                    Effect.map(complete(state, pre.context, pre.phases, parts.join("")), (response) => {
+                    Effect.map(complete(state, pre.context, pre.phases, draft), (response) => {
                       delivered = true
                       return new Completed({ response }, TRUSTED)
                     })

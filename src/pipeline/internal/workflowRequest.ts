@@ -2,10 +2,12 @@
  * Workflow mode (C20): validates a given plan, executes it as phase 1 and
  * synthesizes the draft as the response. No pipeline hook runs — no
  * BeforePlanning, AfterPlanning, AfterExecution or AfterSynthesis — but the
- * request is still recorded and finalized on every exit.
+ * request is still recorded and finalized on every exit, and its tool and
+ * model calls still go through their operation hooks (a guard that denies a
+ * tool denies it here too).
  */
-import type { LanguageModel } from "@effect/ai"
 import { Effect, Either } from "effect"
+import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
 import { AgentResponse } from "../AgentResponse.js"
 import { type PipelineError, PlanningError } from "../../domain/PipelineError.js"
@@ -19,7 +21,7 @@ import type { RequestStages } from "./requestStages.js"
 /** What workflow mode needs, resolved once when the pipeline is built. */
 export interface WorkflowRequestDeps {
   readonly begin: Begin
-  readonly model: LanguageModel.Service
+  readonly inference: Inference.Service
   readonly validationFor: PhaseLoop["validationFor"]
   readonly executePhase: PhaseLoop["executePhase"]
   readonly synthesisPrompt: RequestStages["synthesisPrompt"]
@@ -27,7 +29,7 @@ export interface WorkflowRequestDeps {
 
 /** Builds `executePlanWithSynthesis` over its services. */
 export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
-  const { begin, executePhase, model, synthesisPrompt, validationFor } = deps
+  const { begin, executePhase, inference, synthesisPrompt, validationFor } = deps
 
   const executePlanWithSynthesis = (
     input: PipelineRequest.Input,
@@ -41,8 +43,13 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
             new PlanningError({ reason: "invalid_plan", phase: 1, detail: validated.left.message, cause: validated.left })
           )
         }
-        const phase = yield* executePhase(state, 1, validated.right, [])
-        const draft = yield* Synthesizer.synthesize(model, synthesisPrompt(state.context, [phase]))
+        const phase = yield* executePhase(state, 1, validated.right, [], state.call)
+        const draft = yield* Synthesizer.synthesize(inference, {
+          prompt: synthesisPrompt(state.context, [phase]),
+          coordinates: { requestId: state.context.requestId },
+          parent: state.call,
+          recorder: state.recorder
+        })
         yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
         return new AgentResponse({
           requestId: state.context.requestId,

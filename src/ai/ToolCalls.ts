@@ -1,0 +1,115 @@
+/**
+ * Tool calls through the hook runtime (seed 003 `tool_call` /
+ * `tool_execution`, seed 002 tool hooks): a plan step's call is one run of
+ * `tool_call` — guards wrap it, `before_tool` transforms rewrite its
+ * arguments, then the tool handler runs as one run of `tool_execution` (the
+ * approved execution only), then `after_tool` transforms rewrite its result
+ * content or error. A guard's refusal makes the step `denied`; a
+ * fail-closed transform's failure makes it `failed` (the output never
+ * reaches the model). Tool calls never fail the request.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { Json, JsonObject } from "../domain/Json.js"
+import type { CallRef, Coordinates } from "../domain/Operation.js"
+import { HookDenied } from "../domain/PipelineError.js"
+import type { ToolOutcome } from "../runtime/OperationHooks.js"
+import type { Operations } from "../runtime/Operations.js"
+import type { RequestRecorder } from "../runtime/RequestRecorder.js"
+import type { ToolRegistry } from "./ToolRegistry.js"
+
+/**
+ * How one tool call ended, as its step records it.
+ *
+ * @since 0.1.0
+ */
+export type ToolCallResult =
+  | { readonly _tag: "Succeeded"; readonly output: Json }
+  | { readonly _tag: "Failed"; readonly error: string }
+  | { readonly _tag: "Denied"; readonly error: string }
+
+/**
+ * One tool call: the tool, its (resolved) arguments, where it happens.
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallRequest {
+  readonly namespace: string
+  readonly agent: string
+  readonly capability: string
+  readonly parameters: JsonObject
+  readonly coordinates: Coordinates
+  /** The phase the step belongs to. */
+  readonly parent?: CallRef | undefined
+  readonly recorder: RequestRecorder
+}
+
+const fromOutcome = (outcome: ToolOutcome): ToolCallResult =>
+  "output" in outcome ? { _tag: "Succeeded", output: outcome.output } : { _tag: "Failed", error: outcome.error }
+
+/**
+ * Makes the tool caller over a registry and the operations runtime.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  tools: ToolRegistry.Service,
+  operations: Operations
+): (request: ToolCallRequest) => Effect.Effect<ToolCallResult> => {
+  const direct = (request: ToolCallRequest): Effect.Effect<ToolOutcome> =>
+    tools.call(request.namespace, request.agent, request.capability, request.parameters).pipe(
+      Effect.match({
+        onSuccess: (output): ToolOutcome => ({ output }),
+        onFailure: (failure): ToolOutcome => ({ error: failure.message })
+      })
+    )
+  if (!operations.observes("tool_call") && !operations.observes("tool_execution")) {
+    return (request) => Effect.map(direct(request), fromOutcome)
+  }
+  return (request) =>
+    Effect.flatMap(
+      operations.call("tool_call", {
+        coordinates: request.coordinates,
+        parent: request.parent,
+        payload: {
+          namespace: request.namespace,
+          agent: request.agent,
+          capability: request.capability,
+          parameters: request.parameters
+        }
+      }),
+      (call) =>
+        operations.run(
+          call,
+          request.recorder,
+          Effect.gen(function*() {
+            const parameters = yield* operations.transform("before_tool", call, request.parameters, request.recorder)
+            const execution = yield* operations.call("tool_execution", {
+              coordinates: request.coordinates,
+              parent: { operation: "tool_call", callId: call.callId },
+              payload: { ...call.payload, parameters }
+            })
+            const outcome = yield* operations.run(
+              execution,
+              request.recorder,
+              tools.call(request.namespace, request.agent, request.capability, parameters)
+            ).pipe(
+              Effect.match({
+                onSuccess: (output): ToolOutcome => ({ output }),
+                onFailure: (failure): ToolOutcome => ({ error: failure.message })
+              })
+            )
+            return yield* operations.transform("after_tool", call, outcome, request.recorder)
+          })
+        )
+    ).pipe(
+      Effect.match({
+        onSuccess: fromOutcome,
+        onFailure: (error): ToolCallResult =>
+          error instanceof HookDenied
+            ? { _tag: "Denied", error: error.message }
+            : { _tag: "Failed", error: error.message }
+      })
+    )
+}
