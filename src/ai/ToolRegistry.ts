@@ -25,6 +25,20 @@ export interface ToolEntry<R = never> {
 }
 
 /**
+ * Any tool entry, whatever its handler requires.
+ *
+ * @since 0.1.0
+ */
+export type Any = ToolEntry<unknown>
+
+/**
+ * What a list of tool entries requires (`ToolEntry<A> | ToolEntry<B>` → `A | B`).
+ *
+ * @since 0.1.0
+ */
+export type Requirements<T> = T extends ToolEntry<infer R> ? R : never
+
+/**
  * Why a tool call failed, as recorded on the step.
  *
  * @since 0.1.0

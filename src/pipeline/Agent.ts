@@ -31,13 +31,25 @@ import { Gate } from "./ShortCircuit.js"
  * part has a default.
  *
  * Type parameters are inferred from the parts: `EM`/`RM` are the model
- * Layer's error and requirements, `RH` what the hooks need (and `EH` what
- * building them can fail with), `RT` what the tool handlers need, `ES`/`RS`
- * and `EC`/`RC` the stores'.
+ * Layer's error and requirements, `H` the hooks (what they need is
+ * `Hook.Requirements<H>`; `EH`/`RB` what building them fails with and
+ * needs), `T` the tools (their handlers need `ToolRegistry.Requirements<T>`),
+ * `ES`/`RS` and `EC`/`RC` the stores'.
  *
  * @since 0.1.0
  */
-export interface AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC> {
+export interface AgentConfig<
+  EM,
+  RM,
+  H extends Hook.Any,
+  EH,
+  RB,
+  T extends ToolRegistry.Any,
+  ES,
+  RS,
+  EC,
+  RC
+> {
   /**
    * The language model: `OfflineModel.layer` (deterministic, no network),
    * `ScriptedModel.layer(script)` (tests) or a provider Layer from
@@ -45,14 +57,14 @@ export interface AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC> {
    */
   readonly model: Layer.Layer<LanguageModel.LanguageModel, EM, RM>
   /** The tools the planner may call (`ToolRegistry.entry`). */
-  readonly tools: ReadonlyArray<ToolRegistry.ToolEntry<RT>>
+  readonly tools: ReadonlyArray<T>
   /**
    * The hooks, in registration order — or an Effect that builds them (a
    * client to open, configuration to read). Default: none.
    */
   readonly hooks?:
-    | ReadonlyArray<Hook.Hook<RH>>
-    | Effect.Effect<ReadonlyArray<Hook.Hook<RH>>, EH, RH>
+    | ReadonlyArray<H>
+    | Effect.Effect<ReadonlyArray<H>, EH, RB>
     | undefined
   /** Where execution records go. Default: `ExecutionStore.layerMemory()`. */
   readonly executionStore?: Layer.Layer<ExecutionStore.ExecutionStore, ES, RS> | undefined
@@ -68,6 +80,12 @@ export interface AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC> {
   readonly conversationHistory?: ConversationHistoryPreparer["Type"] | undefined
   /** Pipeline options (phases, concurrency, recording, size limits). */
   readonly options?: PipelineOptions | undefined
+  /**
+   * The pool detached hook runs (`Hook.background`, `Hook.fireAndRecord`)
+   * live in: background concurrency (default 4) and how long shutdown waits
+   * for them before interrupting (default 5 seconds).
+   */
+  readonly background?: PipelineHooks.Options | undefined
 }
 
 /**
@@ -78,7 +96,9 @@ export interface AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC> {
  */
 export type Services = Pipeline | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
 
-const optionalServices = (config: AgentConfig<unknown, unknown, unknown, unknown, unknown, unknown, unknown, unknown, unknown>) => {
+const optionalServices = (
+  config: Pick<AgentConfig<unknown, unknown, never, unknown, unknown, never, unknown, unknown, unknown, unknown>, "approval" | "gate" | "promptBuilder" | "conversationHistory">
+) => {
   let services = Context.empty()
   if (config.approval !== undefined) services = Context.add(services, ApprovalPolicy, config.approval)
   if (config.gate !== undefined) services = Context.add(services, Gate, config.gate)
@@ -110,21 +130,28 @@ const optionalServices = (config: AgentConfig<unknown, unknown, unknown, unknown
 export const layer = <
   EM,
   RM,
-  RH = never,
+  H extends Hook.Any = never,
   EH = never,
-  RT = never,
+  RB = never,
+  T extends ToolRegistry.Any = never,
   ES = never,
   RS = never,
   EC = never,
   RC = never
 >(
-  config: AgentConfig<EM, RM, RH, EH, RT, ES, RS, EC, RC>
-): Layer.Layer<Services, AgentConfigError | EM | EH | ES | EC, RM | RH | RT | RS | RC> => {
+  config: AgentConfig<EM, RM, H, EH, RB, T, ES, RS, EC, RC>
+): Layer.Layer<
+  Services,
+  AgentConfigError | EM | EH | ES | EC,
+  RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
+> => {
+  // A list of different hooks has the union of their requirements.
+  type Hooks = ReadonlyArray<Hook.Hook<Hook.Requirements<H>>>
   const hooks = config.hooks === undefined
-    ? PipelineHooks.layer<RH>([])
+    ? PipelineHooks.layer<never>([], config.background)
     : Effect.isEffect(config.hooks)
-    ? PipelineHooks.layerEffect(config.hooks)
-    : PipelineHooks.layer(config.hooks)
+    ? PipelineHooks.layerEffect(config.hooks as Effect.Effect<Hooks, EH, RB>, config.background)
+    : PipelineHooks.layer(config.hooks as Hooks, config.background)
   // The model is reached only through the inference seam, decorated with
   // the hooks' inference operations (the hooks Layer is built once: Layers
   // are memoized by reference).
@@ -132,7 +159,7 @@ export const layer = <
   const parts = Layer.mergeAll(
     hooks,
     inference,
-    ToolRegistry.layer(config.tools),
+    ToolRegistry.layer(config.tools as ReadonlyArray<ToolRegistry.ToolEntry<ToolRegistry.Requirements<T>>>),
     Layer.succeedContext(optionalServices(config))
   )
   const stores = Layer.merge(
@@ -162,10 +189,22 @@ export const layer = <
  *
  * @since 0.1.0
  */
-export const layerOffline = <RH = never, EH = never, RT = never, ES = never, RS = never, EC = never, RC = never>(
-  config: Omit<AgentConfig<never, never, RH, EH, RT, ES, RS, EC, RC>, "model">
-): Layer.Layer<Services, AgentConfigError | EH | ES | EC, RH | RT | RS | RC> =>
-  layer({ ...config, model: OfflineModel.layer })
+export const layerOffline = <
+  H extends Hook.Any = never,
+  EH = never,
+  RB = never,
+  T extends ToolRegistry.Any = never,
+  ES = never,
+  RS = never,
+  EC = never,
+  RC = never
+>(
+  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC>, "model">
+): Layer.Layer<
+  Services,
+  AgentConfigError | EH | ES | EC,
+  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
+> => layer({ ...config, model: OfflineModel.layer })
 
 /**
  * What a test sees of an agent built by {@link layerTest}: the prompts the
@@ -215,11 +254,24 @@ export declare namespace TestAgent {
  *
  * @since 0.1.0
  */
-export const layerTest = <RH = never, EH = never, RT = never, ES = never, RS = never, EC = never, RC = never>(
-  config: Omit<AgentConfig<never, never, RH, EH, RT, ES, RS, EC, RC>, "model"> & {
+export const layerTest = <
+  H extends Hook.Any = never,
+  EH = never,
+  RB = never,
+  T extends ToolRegistry.Any = never,
+  ES = never,
+  RS = never,
+  EC = never,
+  RC = never
+>(
+  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC>, "model"> & {
     readonly script: ScriptedModel.Script
   }
-): Layer.Layer<Services | TestAgent, AgentConfigError | EH | ES | EC, RH | RT | RS | RC> =>
+): Layer.Layer<
+  Services | TestAgent,
+  AgentConfigError | EH | ES | EC,
+  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
+> =>
   Layer.unwrapEffect(
     Effect.map(ScriptedModel.make(config.script), (scripted) => {
       const { script: _script, ...parts } = config

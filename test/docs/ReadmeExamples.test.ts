@@ -5,12 +5,14 @@
  * itself a test.)
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Console, Effect } from "effect"
-import { Agent, Hook, Pipeline } from "effect-agent-pipeline"
+import { Console, Effect, Option } from "effect"
+import { Agent, ExecutionStore, Hook, MemoryStore, Pipeline } from "effect-agent-pipeline"
 import * as Approval from "../../examples/readme/approval.js"
 import * as Assemble from "../../examples/readme/assemble.js"
 import * as Decode from "../../examples/readme/decode.js"
 import * as Hooks from "../../examples/readme/hooks.js"
+import * as Memory from "../../examples/readme/memory.js"
+import * as OperationHooks from "../../examples/readme/operation-hooks.js"
 import * as Records from "../../examples/readme/records.js"
 import * as RequestScope from "../../examples/readme/request-scope.js"
 import * as Streaming from "../../examples/readme/streaming.js"
@@ -135,4 +137,47 @@ describe("README examples", () => {
         script: { plans: [{ steps: [] }], synthesis: "done" }
       }))
     ))
+})
+
+describe("README examples: the hook runtime", () => {
+  it.effect("Operation hooks: the trade is denied at its step, quotes pass, every hook run is recorded", () =>
+    Effect.gen(function*() {
+      const pipeline = yield* Pipeline.Pipeline
+      const result = yield* pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "ops" })
+      expect(result._tag).toBe("Completed")
+      const store = yield* ExecutionStore.ExecutionStore
+      const record = Option.getOrThrow(yield* store.get("ops"))
+      const trade = record.phases[0]?.steps.find((s) => s.capability === "execute_trade")
+      expect(trade?.status).toBe("denied")
+      expect(trade?.error).toContain("trades need a human")
+      for (const step of record.phases[0]?.steps ?? []) {
+        if (step.capability !== "execute_trade") expect(step.status).toBe("succeeded")
+      }
+      const points = record.hookInvocations.map((i) => `${i.stage}:${i.name}:${i.status}`)
+      expect(points).toContain("guard_tool_call:no-trades:denied")
+      expect(points).toContain("guard_inference:no-trades:completed")
+      expect(points).toContain("guard_request:run-budget:completed")
+    }).pipe(Effect.provide(OperationHooks.AgentLive)))
+
+  it.effect("Retrieval and memory: the RAG hook's context reaches the prompt; stored memory is scrubbed; anonymous users are denied", () =>
+    Effect.gen(function*() {
+      const pipeline = yield* Pipeline.Pipeline
+      yield* pipeline.process({
+        request: "What's the weather forecast in Lisbon? Mail me at ann@example.com",
+        requestId: "mem-1",
+        metadata: { user_id: "ann" }
+      })
+      const memory = yield* MemoryStore.MemoryStore
+      const stored = yield* memory.load("ann", "", 10)
+      expect(stored.map((r) => r.content)).toEqual(["What's the weather forecast in Lisbon? Mail me at [email]"])
+      yield* pipeline.process({ request: "What's the weather forecast in Lisbon?", requestId: "mem-2" })
+      const store = yield* ExecutionStore.ExecutionStore
+      const record = Option.getOrThrow(yield* store.get("mem-2"))
+      const denied = record.hookInvocations.find((i) => i.stage === "guard_memory_store")
+      expect(denied).toMatchObject({ name: "privacy", status: "denied" })
+      const rag = record.hookInvocations.find((i) => i.stage === "before_planning" && i.name === "rag")
+      expect(rag?.effects.find((e) => e.effectId === "planning_enrichment:rag_context")?.data).toMatchObject({
+        after: "- Lisbon forecasts are for today, in Celsius."
+      })
+    }).pipe(Effect.provide(Memory.AgentLive)))
 })

@@ -5,6 +5,7 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
+import { expectTypeOf } from "vitest"
 import { Cause, Context, Duration, Effect, Either, Layer, Option, TestClock } from "effect"
 import {
   Agent,
@@ -49,6 +50,17 @@ describe("Agent.layer", () => {
       const badOption = () => Agent.layerOffline({ tools: allTools, options: { maxPhase: 2 } })
       expect([typeof noModel, typeof misspelled, typeof badOption]).toEqual(["function", "function", "function"])
     }))
+
+  it("hooks and tools with different requirements: the agent Layer requires their union", () => {
+    class A extends Context.Tag("test/A")<A, { readonly a: number }>() {}
+    class B extends Context.Tag("test/B")<B, { readonly b: number }>() {}
+    const needsA = Hook.make({ name: "needs-a", beforePlanning: () => Effect.asVoid(A) })
+    const needsB = Hook.make({ name: "needs-b", afterSynthesis: (_c, t: string) => Effect.as(B, t) })
+    const layer = Agent.layerOffline({ tools: allTools, hooks: [needsA, needsB] })
+    expectTypeOf<Layer.Layer.Context<typeof layer>>().toEqualTypeOf<A | B>()
+    const provided = layer.pipe(Layer.provide(Layer.succeed(A, { a: 1 })), Layer.provide(Layer.succeed(B, { b: 2 })))
+    expectTypeOf<Layer.Layer.Context<typeof provided>>().toEqualTypeOf<never>()
+  })
 
   it.effect("layerOffline is the offline model: its answer lists what the tools returned", () =>
     Effect.gen(function*() {
