@@ -44,7 +44,7 @@ import {
 } from "./internal/invoke.js"
 import { type Finish, Refusal, type TransformValues } from "./OperationHooks.js"
 import { isDetached } from "./Policy.js"
-import type { RequestRecorder } from "./RequestRecorder.js"
+import type { InvocationHandle, RequestRecorder } from "./RequestRecorder.js"
 import { type Participant, skipReason } from "./Subscription.js"
 
 /**
@@ -258,9 +258,10 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   const begin = (
     participant: Participant<AnyAround>,
     spec: ReturnType<typeof specOf>,
-    call: Call
+    call: Call,
+    handle?: InvocationHandle
   ): Effect.Effect<Observing | undefined> =>
-    Effect.flatMap(openRun(spec), (run) =>
+    Effect.flatMap(openRun(spec, undefined, handle), (run) =>
       Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended): Effect.Effect<Observing | undefined> => {
         switch (ended._tag) {
           case "Value":
@@ -339,7 +340,8 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
         operation: call.operation,
         callId: call.callId
       }
-      const body = Effect.flatMap(begin(participant, { ...spec, execution: { _tag: "Blocking" } }, call), (observing) =>
+      // The run completes the entry recorded as backgrounded, through the same handle.
+      const body = Effect.flatMap(begin(participant, spec, call, handle), (observing) =>
         observing === undefined ? Effect.void : end(observing, result)).pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
