@@ -20,7 +20,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import type { Json, JsonObject } from "./Json.js"
+import type { JsonObject } from "./Json.js"
 
 /**
  * The operations.
@@ -200,19 +200,4 @@ export interface Result {
   /** Epoch milliseconds. */
   readonly endedAt: number
   readonly error?: unknown
-}
-
-/**
- * A JSON summary of a call for records and spans (the payload's prompt,
- * parameters and record content are left out: they may be large or
- * sensitive).
- *
- * @since 0.1.0
- */
-export const summarize = (call: Call): Json => {
-  const out: Record<string, Json> = { operation: call.operation, callId: call.callId }
-  if (call.coordinates.phase !== undefined) out.phase = call.coordinates.phase
-  if (call.coordinates.stepId !== undefined) out.stepId = call.coordinates.stepId
-  if (call.parent !== undefined) out.parent = `${call.parent.operation}:${call.parent.callId}`
-  return out
 }

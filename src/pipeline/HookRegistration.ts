@@ -12,7 +12,6 @@
  * @since 0.1.0
  */
 import { Either, Predicate } from "effect"
-import type { HookPoint } from "../domain/HookPoint.js"
 import { isGuardable, type Operation } from "../domain/Operation.js"
 import {
   type HookConfigError,
@@ -308,14 +307,4 @@ export const validate = <R = never>(
   }
   const registry = registryOf(out)
   return Either.isLeft(registry) ? Either.left(registry.left) : Either.right(out)
-}
-
-/**
- * The points a hook handles.
- *
- * @since 0.1.0
- */
-export const pointsOf = <R>(hook: Hook.Hook<R>): ReadonlyArray<HookPoint> => {
-  const handlers = handlersOf(hook)
-  return (Object.keys(handlers) as Array<keyof HandlerMap<R>>).filter((p) => handlers[p] !== undefined)
 }

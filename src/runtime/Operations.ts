@@ -25,10 +25,10 @@
  */
 import { Cause, Clock, Effect, Exit, type Scope } from "effect"
 import type { HookDecision } from "../domain/ExecutionRecord.js"
-import type { TransformPoint } from "../domain/HookPoint.js"
+import { TransformPoint, transformOperation } from "../domain/HookPoint.js"
 import * as Json from "../domain/Json.js"
 import type { Call, CallRef, Coordinates, Operation, Outcome, Payloads, Result } from "../domain/Operation.js"
-import { isGuardable } from "../domain/Operation.js"
+import { isGuardable, operations } from "../domain/Operation.js"
 import { HookDenied, HookFailed } from "../domain/PipelineError.js"
 import { allows, rewriteCapability } from "./Capability.js"
 import {
@@ -199,39 +199,14 @@ const sameValue = (a: unknown, b: unknown): boolean =>
  * @since 0.1.0
  */
 export const make = (participants: OperationParticipants, detach: Detach): Operations => {
+  // Which operations any hook observes, guards or transforms: computed once,
+  // so an operation nobody hooks runs its body directly.
   const observed = new Set<Operation>()
-  for (const operation of ["request", "phase", "inference", "tool_call", "tool_execution", "retrieval", "memory_load", "memory_store", "approval_wait", "record_write"] as const) {
-    if (participants.around(operation).length > 0 || (isGuardable(operation) && participants.guard(operation).length > 0)) {
-      observed.add(operation)
-    }
+  for (const operation of operations) {
+    if (participants.around(operation).length > 0 || participants.guard(operation).length > 0) observed.add(operation)
   }
-  for (
-    const point of [
-      "before_inference",
-      "after_inference",
-      "before_tool",
-      "after_tool",
-      "before_retrieval",
-      "after_retrieval",
-      "before_memory_load",
-      "after_memory_load",
-      "before_memory_store",
-      "after_memory_store"
-    ] as const
-  ) {
-    if (participants.transform(point).length > 0) {
-      observed.add(
-        point.endsWith("inference")
-          ? "inference"
-          : point.endsWith("tool")
-          ? "tool_call"
-          : point.endsWith("retrieval")
-          ? "retrieval"
-          : point.endsWith("load")
-          ? "memory_load"
-          : "memory_store"
-      )
-    }
+  for (const point of TransformPoint.literals) {
+    if (participants.transform(point).length > 0) observed.add(transformOperation[point])
   }
 
   const specOf = (participant: Participant<unknown>, sequence: number, call: Call, recorder: RequestRecorder) => ({

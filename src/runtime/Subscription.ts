@@ -82,6 +82,8 @@ export const skipReason = (
 ): "disabled" | "dependency_failed" | undefined =>
   !participant.enabled ? "disabled" : participant.after.some((i) => completed[i] !== true) ? "dependency_failed" : undefined
 
+const transformPoints: ReadonlySet<string> = new Set(TransformPoint.literals)
+
 /**
  * The failure policy of a point when a subscription declares none: guards
  * and transforms fail closed (seed 002: a hook's error aborts the operation;
@@ -92,8 +94,6 @@ export const skipReason = (
  */
 export const defaultFailure = (point: HookPoint): FailurePolicy =>
   point.startsWith("guard_") || transformPoints.has(point) ? "fail_closed" : "fail_open"
-
-const transformPoints: ReadonlySet<string> = new Set(TransformPoint.literals)
 
 const refuse = (reason: InvalidHookSubscription["reason"], hookName: string, detail: string) =>
   Either.left(new InvalidHookSubscription({ reason, hookName, detail }))
