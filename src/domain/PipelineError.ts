@@ -307,12 +307,13 @@ export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("Che
 }
 
 /**
- * Why a guard denied an operation: it refused (`Hook.deny`), it failed, or
- * its deadline passed — a guard fails closed.
+ * Why a guard denied an operation: it refused (`Hook.deny`), it failed, its
+ * deadline passed, or — failing closed — it could not run because a hook it
+ * depends on did not complete.
  *
  * @since 0.1.0
  */
-export const DenialReason = Schema.Literal("refused", "hook_failed", "timed_out")
+export const DenialReason = Schema.Literal("refused", "hook_failed", "timed_out", "dependency_failed")
 /** @since 0.1.0 */
 export type DenialReason = typeof DenialReason.Type
 
@@ -357,14 +358,21 @@ export class HookDenied extends Schema.TaggedError<HookDenied>(id("HookDenied"))
  *
  * @since 0.1.0
  */
-export const HookFailureReason = Schema.Literal("hook_failed", "timed_out", "wrong_shape", "undeclared_contribution")
+export const HookFailureReason = Schema.Literal(
+  "hook_failed",
+  "timed_out",
+  "wrong_shape",
+  "undeclared_contribution",
+  "dependency_failed"
+)
 /** @since 0.1.0 */
 export type HookFailureReason = typeof HookFailureReason.Type
 
 /**
  * A fail-closed hook failed, overran its deadline, returned the wrong
- * shape or made a contribution it did not declare, so the request stopped
- * at that point (seed 001 failure policy). The required after-planning hook
+ * shape, made a contribution it did not declare, or could not run because a
+ * hook it depends on did not complete, so the request stopped at that point
+ * (seed 001 failure policy). The required after-planning hook
  * has its own error, {@link RequiredAfterPlanningError}. `cause` is the
  * hook's own failure.
  *

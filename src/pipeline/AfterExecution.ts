@@ -10,7 +10,7 @@ import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { HookFailed } from "../domain/PipelineError.js"
 import { type Detach, guarded, invoke, recordSkipped } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason } from "../runtime/Subscription.js"
+import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
 
 /**
  * The stage service.
@@ -70,6 +70,14 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
               { hookName, point: "after_execution", sequence, execution: participant.execution, recorder: request.recorder },
               skip
             )
+            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
+              return yield* Effect.fail(new HookFailed({
+                hookName,
+                point: "after_execution",
+                reason: "dependency_failed",
+                detail: unmetDependencies(participant, participants, completed)
+              }))
+            }
             continue
           }
           const result = yield* invoke<void>({

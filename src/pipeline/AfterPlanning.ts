@@ -15,7 +15,7 @@ import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
 import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason } from "../runtime/Subscription.js"
+import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
 import * as Json from "../domain/Json.js"
 import { RequiredAfterPlanningError } from "../domain/PipelineError.js"
 import * as PlanValidation from "../domain/PlanValidation.js"
@@ -108,6 +108,13 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
               execution: participant.execution,
               recorder: request.recorder
             }, skip)
+            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
+              return yield* Effect.fail(new RequiredAfterPlanningError({
+                hookName,
+                phase: info.phase,
+                detail: unmetDependencies(participant, participants, completed)
+              }))
+            }
             continue
           }
           const onError = failureDecision(participant.failure, "hook_error")

@@ -13,7 +13,7 @@ import type * as Hook from "./Hook.js"
 import { HookFailed } from "../domain/PipelineError.js"
 import { allows } from "../runtime/Capability.js"
 import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason } from "../runtime/Subscription.js"
+import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
 
 /**
  * The stage service.
@@ -63,6 +63,14 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
               { hookName, point: "after_synthesis", sequence, execution: participant.execution, recorder: request.recorder },
               skip
             )
+            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
+              return yield* Effect.fail(new HookFailed({
+                hookName,
+                point: "after_synthesis",
+                reason: "dependency_failed",
+                detail: unmetDependencies(participant, participants, completed)
+              }))
+            }
             continue
           }
           const onError = failureDecision(participant.failure, "hook_error")

@@ -14,7 +14,7 @@ import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
 import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason } from "../runtime/Subscription.js"
+import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
 import { encodedSize, equals, isJson, type Json, type JsonObject } from "../domain/Json.js"
 import { HookContractError, HookFailed } from "../domain/PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
@@ -127,26 +127,35 @@ const enrichmentEffect = (
 }
 
 /** Applies changes and returns the enrichment effects (exact before/after). */
+/**
+ * Applies changes; returns the enrichment effects (exact before/after) and
+ * what actually changed (`[key, "set", value]` / `[key, "removed"]`): the
+ * hook's contribution.
+ */
 const applyChanges = (
   current: Record<string, Json>,
   changes: Changes,
   now: number
-): ReadonlyArray<HookEffect> => {
+): { readonly effects: ReadonlyArray<HookEffect>; readonly applied: ReadonlyArray<Json> } => {
   const effects: Array<HookEffect> = []
+  const applied: Array<Json> = []
   for (const [key, after] of Object.entries(changes.set)) {
     const had = Object.prototype.hasOwnProperty.call(current, key)
     const before = had ? current[key] : undefined
     if (had && equals(before, after)) continue
     current[key] = after
     effects.push(enrichmentEffect(key, had ? "updated" : "added", before, after, now))
+    applied.push([key, "set", after])
   }
   for (const key of changes.remove) {
     if (!Object.prototype.hasOwnProperty.call(current, key)) continue
     const before = current[key]
     delete current[key]
     effects.push(enrichmentEffect(key, "removed", before, undefined, now))
+    applied.push([key, "removed"])
   }
-  return effects
+  // By key: equal changes contribute equally, whatever order the hook returned them in.
+  return { effects, applied: applied.sort((a, b) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0)) }
 }
 
 /** What one enrichment adds to the JSON text of all of them: `"key":value`. */
@@ -213,6 +222,14 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
               { hookName, point: "before_planning", sequence, execution: participant.execution, recorder: request.recorder },
               skip
             )
+            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
+              return yield* Effect.fail(new HookFailed({
+                hookName,
+                point: "before_planning",
+                reason: "dependency_failed",
+                detail: unmetDependencies(participant, participants, completed)
+              }))
+            }
             continue
           }
           const onError = failureDecision(failure, "hook_error")
@@ -261,8 +278,12 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
                 }
                 sizes = next
               }
-              const effects = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
-              const contribution = enriches || decides ? value : undefined
+              // What actually changed (not what was returned): re-setting a value
+              // to what it was contributes nothing.
+              const { applied, effects } = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
+              const contribution = applied.length > 0 || decides
+                ? { enrichments: applied, ...(decides ? { decision: changes.decision ?? changes.legacy } : {}) }
+                : undefined
               const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
               if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects, contribution }
               switch (evaluation._tag) {

@@ -133,6 +133,7 @@ export const make = (options?: PipelineOptions) =>
     const executePlanWithSynthesis = makeWorkflowRequest({
       begin,
       inference,
+      operations,
       validationFor,
       executePhase,
       synthesisPrompt: stages.synthesisPrompt

@@ -43,11 +43,22 @@ export const make = (options?: PoolOptions): Effect.Effect<Pool, never, Scope.Sc
     const set = yield* FiberSet.make<void, never>()
     const permits = yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
     const drainTimeout = Duration.decode(options?.drainTimeout ?? Duration.seconds(5))
-    // Added after the set, so it runs first: drain (bounded), then the set's
-    // own finalizer interrupts whatever is still running.
-    yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(set).pipe(Effect.timeoutOption(drainTimeout), Effect.asVoid))
+    let closing = false
+    // Added after the set, so it runs first: refuse new runs, drain (bounded;
+    // the wait must be interruptible for the bound to hold in a finalizer),
+    // then the set's own finalizer interrupts whatever is still running.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closing = true
+        return Effect.interruptible(FiberSet.awaitEmpty(set)).pipe(Effect.timeoutOption(drainTimeout), Effect.asVoid)
+      })
+    )
     return {
-      detach: (policy, run) =>
-        Effect.asVoid(FiberSet.run(set, policy._tag === "Background" ? permits.withPermits(1)(run) : run))
+      detach: (policy, run, cancelled) => {
+        if (closing) return cancelled("not started: the agent is shutting down")
+        const gated = policy._tag === "Background" ? permits.withPermits(1)(run) : run
+        // Recorded when interrupted — running, or still queued for a permit.
+        return Effect.asVoid(FiberSet.run(set, Effect.onInterrupt(gated, () => cancelled("interrupted at shutdown"))))
+      }
     }
   })

@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Effect, Exit, type Scope } from "effect"
+import { Cause, Clock, Effect, Exit, FiberId, type Scope } from "effect"
 import type { HookDecision } from "../domain/ExecutionRecord.js"
 import { TransformPoint, transformOperation } from "../domain/HookPoint.js"
 import * as Json from "../domain/Json.js"
@@ -45,7 +45,7 @@ import {
 import { type Finish, Refusal, type TransformValues } from "./OperationHooks.js"
 import { isDetached } from "./Policy.js"
 import type { InvocationHandle, RequestRecorder } from "./RequestRecorder.js"
-import { type Participant, skipReason } from "./Subscription.js"
+import { type Participant, skipReason, unmetDependencies } from "./Subscription.js"
 
 /**
  * What a new run is about.
@@ -139,12 +139,18 @@ export type AnyTransform = {
 let counter = 0
 const nextCallId = (operation: Operation): string => `${operation}-${(++counter).toString(36)}`
 
-const deepFreeze = <A>(value: A): A => {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const v of Object.values(value)) deepFreeze(v)
-  }
-  return value
+/**
+ * The runtime's own frozen copy of a payload: hooks cannot change it, and
+ * freezing it never freezes the caller's objects (payloads are JSON-like
+ * data: plain objects, arrays, primitives).
+ */
+const snapshotOf = <A>(value: A): A => {
+  if (typeof value !== "object" || value === null) return value
+  const copy: Record<string, unknown> | Array<unknown> = Array.isArray(value)
+    ? value.map(snapshotOf)
+    : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, snapshotOf(v)]))
+  // A copy of the value's own data, frozen.
+  return Object.freeze(copy) as A
 }
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
@@ -316,17 +322,23 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
         callId: call.callId
       }
       // The run completes the entry recorded as backgrounded, through the same handle.
-      const body = Effect.flatMap(begin(participant, spec, call, handle), (observing) =>
-        observing === undefined ? Effect.void : end(observing, result)).pipe(
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.failCause(cause)
-              : Effect.logWarning(`detached observer ${spec.hookName} panicked`, Cause.pretty(cause))
-          ),
-          Effect.onInterrupt(() => handle.complete({ ...entry, outcome: "failed", status: "failed", error: "interrupted at shutdown" })),
-          Effect.asVoid
-        )
-      return Effect.zipRight(handle.begin(entry), detach(participant.execution, body))
+      let observing: Observing | undefined
+      const body = Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
+        observing = begun
+        return begun === undefined ? Effect.void : end(begun, result)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning(`detached observer ${spec.hookName} panicked`, Cause.pretty(cause))
+        ),
+        Effect.asVoid
+      )
+      const cancelled = (reason: string) =>
+        observing !== undefined
+          ? observing.run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
+          : handle.complete({ ...entry, outcome: "failed", status: "failed", error: reason })
+      return Effect.zipRight(handle.begin(entry), detach(participant.execution, body, cancelled))
     })
 
   // ---- Guards ------------------------------------------------------------------------
@@ -339,11 +351,17 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   ): Effect.Effect<A, E | HookDenied> =>
     Effect.flatMap(openRun(spec), (run) => {
       let attempts = 0
+      // What the last run of `proceed` ended with: a guard that fails after
+      // it ran must not make the operation run again.
+      let last: Exit.Exit<A, E | HookDenied> | undefined
       let proceedFailure: { readonly error: unknown } | undefined
       const counted = Effect.suspend(() => {
         attempts++
         proceedFailure = undefined
-        return Effect.tapError(proceed, (error) => Effect.sync(() => void (proceedFailure = { error })))
+        return Effect.onExit(
+          Effect.tapError(proceed, (error) => Effect.sync(() => void (proceedFailure = { error: Cause.originalError(error) }))),
+          (exit) => Effect.sync(() => void (last = exit))
+        )
       })
       const denied = (reason: HookDenied["reason"], detail: string, decision: HookDecision, cause?: unknown) => {
         const error = new HookDenied({
@@ -358,9 +376,15 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
           Effect.fail(error)
         )
       }
-      /** A failing fail-open guard steps aside: the operation runs as if it were absent. */
+      /**
+       * A failing fail-open guard steps aside: the operation runs as if it
+       * were absent — or, if the guard already ran it, ends as that run did.
+       */
       const stepAside = (status: "failed" | "timed_out", error: string, decision: HookDecision) =>
-        Effect.zipRight(run.finish({ status, error, decision, attempts }, Exit.void), proceed)
+        Effect.zipRight(
+          run.finish({ status, error, decision, attempts }, Exit.void),
+          Effect.suspend(() => (last === undefined ? proceed : last))
+        )
       return Effect.flatMap(
         attempt(spec, run, () => participant.handler(call, counted)),
         (ended): Effect.Effect<A, E | HookDenied> => {
@@ -423,7 +447,20 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
       const reason = skipReason(participant, completed)
       if (reason !== undefined) {
         completed[i] = false
-        return Effect.zipRight(recordSkipped(spec, reason), wrap(i + 1))
+        // A guard that cannot run fails closed: the operation is denied.
+        return reason === "dependency_failed" && participant.failure === "fail_closed"
+          ? Effect.zipRight(
+            recordSkipped(spec, reason),
+            Effect.fail(
+              new HookDenied({
+                hookName: participant.id,
+                operation: call.operation,
+                reason: "dependency_failed",
+                detail: unmetDependencies(participant, guards, completed)
+              })
+            )
+          )
+          : Effect.zipRight(recordSkipped(spec, reason), wrap(i + 1))
       }
       completed[i] = true
       return guardRun(participant, spec, call, wrap(i + 1))
@@ -512,7 +549,19 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
         const reason = skipReason(participant, completed)
         if (reason !== undefined) {
           completed[i] = false
-          return Effect.zipRight(recordSkipped(spec, reason), step(i + 1))
+          return reason === "dependency_failed" && participant.failure === "fail_closed"
+            ? Effect.zipRight(
+              recordSkipped(spec, reason),
+              Effect.fail(
+                new HookFailed({
+                  hookName: participant.id,
+                  point,
+                  reason: "dependency_failed",
+                  detail: unmetDependencies(participant, chain, completed)
+                })
+              )
+            )
+            : Effect.zipRight(recordSkipped(spec, reason), step(i + 1))
         }
         const input = current
         const failed = (
@@ -594,13 +643,16 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
     observes: (operation) => observed.has(operation),
     call: (operation, init) =>
       Clock.clockWith((clock) =>
-        Effect.succeed(deepFreeze({
+        Effect.succeed(Object.freeze({
           operation,
           callId: nextCallId(operation),
           startedAt: init.startedAt ?? clock.unsafeCurrentTimeMillis(),
-          coordinates: init.coordinates,
-          ...(init.parent === undefined ? {} : { parent: init.parent }),
-          payload: init.payload
+          coordinates: Object.freeze({ ...init.coordinates }),
+          // A reference to the parent run, not its snapshot.
+          ...(init.parent === undefined
+            ? {}
+            : { parent: Object.freeze({ operation: init.parent.operation, callId: init.parent.callId }) }),
+          payload: snapshotOf(init.payload)
         }))
       ),
     run,

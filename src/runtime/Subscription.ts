@@ -82,6 +82,22 @@ export const skipReason = (
 ): "disabled" | "dependency_failed" | undefined =>
   !participant.enabled ? "disabled" : participant.after.some((i) => completed[i] !== true) ? "dependency_failed" : undefined
 
+/**
+ * Why a fail-closed participant could not run: the dependencies that did
+ * not complete. A fail-closed hook that cannot run stops the request (or
+ * denies its operation) — it is never silently skipped.
+ *
+ * @since 0.1.0
+ */
+export const unmetDependencies = (
+  participant: { readonly after: ReadonlyArray<number> },
+  participants: ReadonlyArray<{ readonly id: string }>,
+  completed: ReadonlyArray<boolean>
+): string =>
+  `could not run: ${
+    participant.after.filter((i) => completed[i] !== true).map((i) => `"${participants[i]?.id}"`).join(", ")
+  } did not complete`
+
 const transformPoints: ReadonlySet<string> = new Set(TransformPoint.literals)
 
 /**
@@ -167,6 +183,13 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
         return refuse("missing_dependency", spec.id, `depends on "${dep}", which handles none of its points`)
       }
       if (spec.enabled && !target.enabled) return refuse("disabled_dependency", spec.id, `depends on "${dep}", which is disabled`)
+      if (isDetached(target.execution)) {
+        return refuse(
+          "policy_not_applicable",
+          spec.id,
+          `depends on "${dep}", which runs detached (${target.execution._tag}): nothing waits for it to complete`
+        )
+      }
     }
     for (const point of own) {
       if (isDetached(spec.execution) && !isObserveOnly(point)) {
@@ -174,6 +197,13 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
           "policy_not_applicable",
           spec.id,
           `${spec.execution._tag} cannot apply to ${point}: the request waits for what it returns`
+        )
+      }
+      if (spec.failure === "fail_closed" && isDetached(spec.execution)) {
+        return refuse(
+          "policy_not_applicable",
+          spec.id,
+          `a ${spec.execution._tag} hook cannot fail closed: the request does not wait for it`
         )
       }
       if (spec.failure === "fail_closed" && point.startsWith("around_")) {

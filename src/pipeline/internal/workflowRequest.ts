@@ -8,6 +8,7 @@
  */
 import { Effect, Either } from "effect"
 import type { Inference } from "../../ai/Inference.js"
+import type { Operations } from "../../runtime/Operations.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
 import { AgentResponse } from "../AgentResponse.js"
 import { type PipelineError, PlanningError } from "../../domain/PipelineError.js"
@@ -22,6 +23,7 @@ import type { RequestStages } from "./requestStages.js"
 export interface WorkflowRequestDeps {
   readonly begin: Begin
   readonly inference: Inference.Service
+  readonly operations: Operations
   readonly validationFor: PhaseLoop["validationFor"]
   readonly executePhase: PhaseLoop["executePhase"]
   readonly synthesisPrompt: RequestStages["synthesisPrompt"]
@@ -29,14 +31,14 @@ export interface WorkflowRequestDeps {
 
 /** Builds `executePlanWithSynthesis` over its services. */
 export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
-  const { begin, executePhase, inference, synthesisPrompt, validationFor } = deps
+  const { begin, executePhase, inference, operations, synthesisPrompt, validationFor } = deps
 
   const executePlanWithSynthesis = (
     input: PipelineRequest.Input,
     rawPlan: RoutingPlanInput
   ): Effect.Effect<AgentResponse, PipelineError> =>
-    Effect.flatMap(begin(input, "workflow"), (state) =>
-      Effect.gen(function*() {
+    Effect.flatMap(begin(input, "workflow"), (state) => {
+      const body = Effect.gen(function*() {
         const validated = PlanValidation.validate(rawPlan, validationFor(new Set()))
         if (Either.isLeft(validated)) {
           return yield* Effect.fail(
@@ -59,13 +61,17 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
           rawDraft: draft,
           phases: [phase]
         }, TRUSTED)
-      }).pipe(
+      })
+      // The request is one run of the `request` operation here too: its
+      // observers and guards apply to workflow calls.
+      return (state.call === undefined ? body : operations.run(state.call, state.recorder, body)).pipe(
         Effect.onExit((exit) => finalize(state, exit, false)),
         Effect.withSpan("pipeline.request", {
           captureStackTrace: false,
           attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "workflow" }
         })
-      ))
+      )
+    })
 
   return executePlanWithSynthesis
 }

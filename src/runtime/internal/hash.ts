@@ -2,7 +2,8 @@
  * The contribution hash of a hook run (seed 001 "contribution hashes"): a
  * short, stable fingerprint of what the hook changed, so two runs that made
  * the same change can be recognised without storing the change twice.
- * cyrb53 over the value's JSON text: fast, 53 bits, not cryptographic.
+ * cyrb53 over the value's canonical JSON text: fast, 53 bits, not
+ * cryptographic.
  */
 
 const cyrb53 = (text: string): string => {
@@ -18,11 +19,23 @@ const cyrb53 = (text: string): string => {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, "0")
 }
 
-/** `cyrb53:<14 hex digits>` of the contribution's JSON text (a string is hashed as is). */
+/** JSON text with object keys sorted, so equal values (`Json.equals`) have equal text. */
+const canonical = (value: unknown): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? String(value)
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort()
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`
+}
+
+/**
+ * `cyrb53:<14 hex digits>` of the contribution's canonical JSON text (a
+ * string is hashed as is): equal contributions hash equally, whatever their
+ * key order.
+ */
 export const contributionHash = (contribution: unknown): string => {
   let text: string
   try {
-    text = typeof contribution === "string" ? contribution : JSON.stringify(contribution) ?? String(contribution)
+    text = typeof contribution === "string" ? contribution : canonical(contribution)
   } catch {
     text = String(contribution)
   }

@@ -82,8 +82,16 @@ export interface OperationCoordinates {
   readonly stepId?: string | undefined
 }
 
-/** Starts a detached run: `fireAndRecord` at once, `background` through the bounded pool. */
-export type Detach = (policy: ExecutionPolicy, run: Effect.Effect<void>) => Effect.Effect<void>
+/**
+ * Starts a detached run: `fireAndRecord` at once, `background` through the
+ * bounded pool. `cancelled` records a run that will not finish: interrupted
+ * (running or queued) at shutdown, or refused because shutdown began.
+ */
+export type Detach = (
+  policy: ExecutionPolicy,
+  run: Effect.Effect<void>,
+  cancelled: (reason: string) => Effect.Effect<void>
+) => Effect.Effect<void>
 
 export interface InvocationSpec<A> {
   readonly point: HookPoint
@@ -346,8 +354,9 @@ export const attempt = (
     onFailure: (cause): Attempt => {
       if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
       const failure = Cause.failureOption(cause)
+      // The handler's own error value: Effect may have wrapped it to carry the span.
       return Option.isSome(failure) && !Cause.isDie(cause)
-        ? { _tag: "Failed", error: failure.value, cause }
+        ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
         : { _tag: "Panic", cause }
     }
   })
@@ -470,15 +479,14 @@ const detached = <A>(spec: InvocationSpec<A>, detach: Detach): Effect.Effect<Inv
             ? Effect.failCause(cause)
             : Effect.logWarning(`detached hook ${spec.hookName} panicked`, Cause.pretty(cause))
         ),
-        Effect.onInterrupt(() =>
-          run !== undefined
-            ? run.finish({ status: "failed", error: "interrupted at shutdown" }, Exit.interrupt(FiberId.none))
-            : handle.complete({ ...entryOf(spec, "failed", queuedAt, 0), error: "interrupted at shutdown" })
-        ),
         Effect.asVoid
       )
+      const cancelled = (reason: string) =>
+        run !== undefined
+          ? run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
+          : handle.complete({ ...entryOf(spec, "failed", queuedAt, 0), error: reason })
       return handle.begin(entryOf(spec, "backgrounded", queuedAt, 0)).pipe(
-        Effect.zipRight(detach(spec.execution, body)),
+        Effect.zipRight(detach(spec.execution, body, cancelled)),
         Effect.as({ _tag: "Detached" } as const)
       )
     }))
