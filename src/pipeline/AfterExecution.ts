@@ -8,9 +8,10 @@
 import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { HookFailed } from "../domain/PipelineError.js"
-import { type Detach, guarded, invoke, recordSkipped } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
+import type { HookFailed } from "../domain/PipelineError.js"
+import { type Detach, dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
+import { skipped } from "../runtime/internal/run.js"
+import type { Participant } from "../runtime/Subscription.js"
 
 /**
  * The stage service.
@@ -63,24 +64,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
         for (let sequence = 0; sequence < participants.length; sequence++) {
           const participant = participants[sequence]!
           const { handler, id: hookName } = participant
-          const skip = skipReason(participant, completed)
-          if (skip !== undefined) {
-            completed[sequence] = false
-            yield* recordSkipped(
-              { hookName, point: "after_execution", sequence, execution: participant.execution, recorder: request.recorder },
-              skip
-            )
-            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
-              return yield* Effect.fail(new HookFailed({
-                hookName,
-                point: "after_execution",
-                reason: "dependency_failed",
-                detail: unmetDependencies(participant, participants, completed)
-              }))
-            }
-            continue
-          }
-          const result = yield* invoke<void>({
+          const spec: InvocationSpec<void> = {
             point: "after_execution",
             hookName,
             spanName: participant.spanName,
@@ -92,18 +76,16 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
             detach,
             call: () => handler(request.context, view),
             accept: () => ({ _tag: "Accept", value: undefined })
-          })
+          }
+          const skip = skipped(participant, participants, completed, spec, dependencyFailed)
+          if (skip !== undefined) {
+            yield* skip
+            continue
+          }
+          const result = yield* invoke(spec)
           completed[sequence] = result._tag !== "Rejected"
           if (result._tag === "Rejected" && participant.failure === "fail_closed") {
-            return yield* Effect.fail(
-              new HookFailed({
-                hookName,
-                point: "after_execution",
-                reason: result.reason,
-                detail: result.error,
-                ...(result.cause === undefined ? {} : { cause: result.cause })
-              })
-            )
+            return yield* Effect.fail(failedClosed(spec, result))
           }
         }
       })

@@ -14,8 +14,9 @@ import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
+import { guarded, type InvocationSpec, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { failureDecision, skipped } from "../runtime/internal/run.js"
+import type { Participant } from "../runtime/Subscription.js"
 import * as Json from "../domain/Json.js"
 import { RequiredAfterPlanningError } from "../domain/PipelineError.js"
 import * as PlanValidation from "../domain/PlanValidation.js"
@@ -79,6 +80,13 @@ const samePlan = (a: RoutingPlan, b: RoutingPlan): boolean =>
     })
   )
 
+/** An after-planning run: its phase is always known. */
+type PhaseSpec = InvocationSpec<RoutingPlan> & { readonly phase: number }
+
+/** The required hook could not run: a hook it depends on did not complete. */
+const requiredUnmet = (spec: PhaseSpec, detail: string): RequiredAfterPlanningError =>
+  new RequiredAfterPlanningError({ hookName: spec.hookName, phase: spec.phase, detail })
+
 /**
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
  * The fail-closed participant is the required hook; registration made sure
@@ -97,30 +105,9 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
           const participant = participants[sequence]!
           const { grant, handler, id: hookName } = participant
           const required = participant.failure === "fail_closed"
-          const skip = skipReason(participant, completed)
-          if (skip !== undefined) {
-            completed[sequence] = false
-            yield* recordSkipped({
-              hookName,
-              point: "after_planning",
-              sequence,
-              phase: info.phase,
-              execution: participant.execution,
-              recorder: request.recorder
-            }, skip)
-            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
-              return yield* Effect.fail(new RequiredAfterPlanningError({
-                hookName,
-                phase: info.phase,
-                detail: unmetDependencies(participant, participants, completed)
-              }))
-            }
-            continue
-          }
           const onError = failureDecision(participant.failure, "hook_error")
-          const argument = copyPlan(current)
           const last = current
-          const result = yield* invoke<RoutingPlan>({
+          const spec: PhaseSpec = {
             point: "after_planning",
             hookName,
             spanName: participant.spanName,
@@ -130,7 +117,8 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
             inflight,
             failure: participant.failure,
             execution: participant.execution,
-            call: () => handler(request.context, argument, { phase: info.phase, priorStepIds: info.priorStepIds }),
+            // The hook gets its private copy of the last valid plan.
+            call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
             accept: (value): Verdict<RoutingPlan> => {
               if (value === undefined || value === null || typeof value !== "object") {
                 return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError, reason: "wrong_shape" }
@@ -155,7 +143,13 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
                 contribution: changed ? validated.right : undefined
               }
             }
-          })
+          }
+          const skip = skipped(participant, participants, completed, spec, requiredUnmet)
+          if (skip !== undefined) {
+            yield* skip
+            continue
+          }
+          const result = yield* invoke(spec)
           completed[sequence] = result._tag !== "Rejected"
           if (result._tag === "Accepted") {
             current = result.value

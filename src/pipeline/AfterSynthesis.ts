@@ -10,10 +10,11 @@
 import { Context, Effect } from "effect"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
-import { HookFailed } from "../domain/PipelineError.js"
+import type { HookFailed } from "../domain/PipelineError.js"
 import { allows } from "../runtime/Capability.js"
-import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
+import { dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { failureDecision, skipped } from "../runtime/internal/run.js"
+import type { Participant } from "../runtime/Subscription.js"
 
 /**
  * The stage service.
@@ -56,26 +57,9 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
         for (let sequence = 0; sequence < participants.length; sequence++) {
           const participant = participants[sequence]!
           const { grant, handler, id: hookName } = participant
-          const skip = skipReason(participant, completed)
-          if (skip !== undefined) {
-            completed[sequence] = false
-            yield* recordSkipped(
-              { hookName, point: "after_synthesis", sequence, execution: participant.execution, recorder: request.recorder },
-              skip
-            )
-            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
-              return yield* Effect.fail(new HookFailed({
-                hookName,
-                point: "after_synthesis",
-                reason: "dependency_failed",
-                detail: unmetDependencies(participant, participants, completed)
-              }))
-            }
-            continue
-          }
           const onError = failureDecision(participant.failure, "hook_error")
           const input = current
-          const result = yield* invoke<string>({
+          const spec: InvocationSpec<string> = {
             point: "after_synthesis",
             hookName,
             spanName: participant.spanName,
@@ -105,20 +89,18 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
               }
               return { _tag: "Accept", value, contribution: changed ? value : undefined }
             }
-          })
+          }
+          const skip = skipped(participant, participants, completed, spec, dependencyFailed)
+          if (skip !== undefined) {
+            yield* skip
+            continue
+          }
+          const result = yield* invoke(spec)
           completed[sequence] = result._tag !== "Rejected"
           if (result._tag === "Accepted") {
             current = result.value
           } else if (result._tag === "Rejected" && participant.failure === "fail_closed") {
-            return yield* Effect.fail(
-              new HookFailed({
-                hookName,
-                point: "after_synthesis",
-                reason: result.reason,
-                detail: result.error,
-                ...(result.cause === undefined ? {} : { cause: result.cause })
-              })
-            )
+            return yield* Effect.fail(failedClosed(spec, result))
           }
         }
         return current

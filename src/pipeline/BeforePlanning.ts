@@ -13,10 +13,11 @@ import type { HookEffect } from "../domain/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { failureDecision, guarded, invoke, recordSkipped, type Verdict } from "../runtime/internal/invoke.js"
-import { type Participant, skipReason, unmetDependencies } from "../runtime/Subscription.js"
+import { dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { failureDecision, skipped } from "../runtime/internal/run.js"
+import type { Participant } from "../runtime/Subscription.js"
 import { encodedSize, equals, isJson, type Json, type JsonObject } from "../domain/Json.js"
-import { HookContractError, HookFailed } from "../domain/PipelineError.js"
+import { HookContractError, type HookFailed } from "../domain/PipelineError.js"
 import * as ShortCircuit from "./ShortCircuit.js"
 import { byteLength } from "../domain/Utf8Chunks.js"
 
@@ -215,26 +216,8 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
         for (let sequence = 0; sequence < participants.length; sequence++) {
           const participant = participants[sequence]!
           const { failure, grant, handler, id: hookName } = participant
-          const skip = skipReason(participant, completed)
-          if (skip !== undefined) {
-            completed[sequence] = false
-            yield* recordSkipped(
-              { hookName, point: "before_planning", sequence, execution: participant.execution, recorder: request.recorder },
-              skip
-            )
-            if (skip === "dependency_failed" && participant.failure === "fail_closed") {
-              return yield* Effect.fail(new HookFailed({
-                hookName,
-                point: "before_planning",
-                reason: "dependency_failed",
-                detail: unmetDependencies(participant, participants, completed)
-              }))
-            }
-            continue
-          }
           const onError = failureDecision(failure, "hook_error")
-          const snapshot = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
-          const result = yield* invoke<Step>({
+          const spec: InvocationSpec<Step> = {
             point: "before_planning",
             hookName,
             spanName: participant.spanName,
@@ -243,7 +226,8 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
             inflight,
             failure,
             execution: participant.execution,
-            call: () => handler(snapshot, gate),
+            // The hook sees a snapshot of the enrichments accumulated so far.
+            call: () => handler(Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) }), gate),
             accept: (value): Verdict<Step> => {
               const changes = readChanges(value)
               if (typeof changes === "string") {
@@ -333,7 +317,13 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
                   }
               }
             }
-          })
+          }
+          const skip = skipped(participant, participants, completed, spec, dependencyFailed)
+          if (skip !== undefined) {
+            yield* skip
+            continue
+          }
+          const result = yield* invoke(spec)
           if (result._tag === "Detached") {
             completed[sequence] = true
             continue
@@ -346,17 +336,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
           }
           if (result._tag === "Rejected") {
             // A fail-closed hook's failure stops the request here (seed 001).
-            if (failure === "fail_closed") {
-              return yield* Effect.fail(
-                new HookFailed({
-                  hookName,
-                  point: "before_planning",
-                  reason: result.reason,
-                  detail: result.error,
-                  ...(result.cause === undefined ? {} : { cause: result.cause })
-                })
-              )
-            }
+            if (failure === "fail_closed") return yield* Effect.fail(failedClosed(spec, result))
             continue
           }
           if (step === undefined) continue

@@ -927,3 +927,27 @@ describe("guards: cause preservation", () => {
       expect(Array.isArray(denial) && denial[2]).toBe(evidence)
     }))
 })
+
+describe("guards: every run is recorded (C14)", () => {
+  it.effect("C14/seed 003: when an outer guard retries, the inner guard is recorded once per run — its denial and its later pass", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.make({ name: "outer", priority: 1, guard: { toolCall: (_call, proceed) => Effect.retry(proceed, { times: 1 }) } }),
+          Hook.make({
+            name: "inner",
+            guard: { toolCall: (_call, proceed) => (++calls === 1 ? Hook.deny("first try refused") : proceed) }
+          })
+        ],
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+      })
+      const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "retry-inner" })
+      expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]?.status).toBe("succeeded")
+      const record = yield* h.record("retry-inner")
+      const inner = record.hookInvocations.filter((i) => i.name === "inner").map((i) => i.status)
+      expect(inner).toEqual(["denied", "completed"])
+      const outer = record.hookInvocations.filter((i) => i.name === "outer")
+      expect(outer.map((i) => [i.status, i.attempts])).toEqual([["completed", 2]])
+    }))
+})

@@ -18,7 +18,7 @@ import type { StageRequest } from "../Hook.js"
 import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
 import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
-import { failureText } from "../../runtime/internal/invoke.js"
+import { failureText } from "../../runtime/internal/run.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {

@@ -1,0 +1,187 @@
+/**
+ * Around observers of an operation's runs (seed 003): they begin in order
+ * before the run and finish in reverse order after it with its result
+ * (outcome `completed`, `denied`, `failed` or `canceled`). An observer
+ * observes and cannot change the outcome: its failures fail open. A
+ * detached observer begins and finishes after the run, in the pool.
+ */
+import { Cause, Clock, Effect, Exit, FiberId } from "effect"
+import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
+import { HookDenied } from "../../domain/PipelineError.js"
+import type { Finish } from "../OperationHooks.js"
+import { isDetached } from "../Policy.js"
+import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
+import { type Participant, skipReason } from "../Subscription.js"
+import type { Detach } from "./invoke.js"
+import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
+import {
+  attempt,
+  entryOf,
+  failureDecision,
+  failureText,
+  openRun,
+  propagateInterruption,
+  propagatePanic,
+  recordSkipped,
+  type Run
+} from "./run.js"
+
+const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
+  if (Exit.isSuccess(exit)) return "completed"
+  if (Cause.isInterruptedOnly(exit.cause)) return "canceled"
+  const failure = Cause.failureOption(exit.cause)
+  return failure._tag === "Some" && failure.value instanceof HookDenied ? "denied" : "failed"
+}
+
+const errorOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
+  Exit.isSuccess(exit) ? undefined : Cause.squash(exit.cause)
+
+interface Observing {
+  readonly run: Run
+  readonly finish: Finish | undefined
+  readonly spec: OperationRunSpec
+}
+
+/** Begins one observer; a failing begin is recorded at once (fail open). */
+const begin = (
+  participant: Participant<AnyAround>,
+  spec: OperationRunSpec,
+  call: Call,
+  handle?: InvocationHandle
+): Effect.Effect<Observing | undefined> =>
+  Effect.flatMap(openRun(spec, undefined, handle), (run) =>
+    Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended): Effect.Effect<Observing | undefined> => {
+      switch (ended._tag) {
+        case "Value":
+          if (ended.value === undefined || typeof ended.value === "function") {
+            // A value of function type is the observer's finish callback.
+            const finish = ended.value as Finish | undefined
+            return Effect.succeed({ run, finish, spec })
+          }
+          return Effect.as(
+            run.finish({
+              status: "failed",
+              error: "an Around observer must return a finish function or nothing",
+              decision: failureDecision("fail_open", "hook_error")
+            }, Exit.void),
+            undefined
+          )
+        case "WrongShape":
+          return Effect.as(
+            run.finish({ status: "failed", error: "hook handler did not return an Effect", decision: failureDecision("fail_open", "hook_error") }, Exit.void),
+            undefined
+          )
+        case "TimedOut":
+          return Effect.as(run.finish({ status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") }, Exit.void), undefined)
+        case "Failed":
+          return Effect.as(
+            run.finish({ status: "failed", error: failureText(ended.error), decision: failureDecision("fail_open", "hook_error") }, Exit.failCause(ended.cause)),
+            undefined
+          )
+        case "Panic":
+          return propagatePanic(run, "fail_open", ended.cause)
+        case "Interrupted":
+          return propagateInterruption(run)
+      }
+    }))
+
+/** Ends one observer with the run's result. */
+const end = (observing: Observing, result: Result): Effect.Effect<void> => {
+  const { finish, run, spec } = observing
+  if (finish === undefined) return run.finish({ status: "completed" }, Exit.void)
+  return Effect.flatMap(attempt(spec, run, () => finish(result)), (ended): Effect.Effect<void> => {
+    switch (ended._tag) {
+      case "Value":
+        return run.finish({ status: "completed" }, Exit.void)
+      case "WrongShape":
+        return run.finish({ status: "failed", error: "finish did not return an Effect", decision: failureDecision("fail_open", "hook_error") }, Exit.void)
+      case "TimedOut":
+        return run.finish({ status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") }, Exit.void)
+      case "Failed":
+        return run.finish({ status: "failed", error: failureText(ended.error), decision: failureDecision("fail_open", "hook_error") }, Exit.failCause(ended.cause))
+      case "Panic":
+        return propagatePanic(run, "fail_open", ended.cause)
+      case "Interrupted":
+        return propagateInterruption(run)
+    }
+  })
+}
+
+/**
+ * Builds, once, the function that begins the observers of a run and returns
+ * how to end them with the run's exit.
+ */
+export const makeObserve = (
+  participants: { readonly around: (operation: Operation) => ReadonlyArray<Participant<AnyAround>> },
+  detach: Detach,
+  specOf: SpecOf
+) => {
+  /** A detached observer runs after the operation: begin, then finish, in the pool. */
+  const observeDetached = (
+    participant: Participant<AnyAround>,
+    spec: OperationRunSpec,
+    call: Call,
+    result: Result
+  ): Effect.Effect<void> =>
+    Clock.clockWith((clock) => {
+      const handle = spec.recorder.startInvocation()
+      const queuedAt = clock.unsafeCurrentTimeMillis()
+      const entry = entryOf(spec, "backgrounded", queuedAt, 0)
+      // The run completes the entry recorded as backgrounded, through the same handle.
+      let observing: Observing | undefined
+      const body = Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
+        observing = begun
+        return begun === undefined ? Effect.void : end(begun, result)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning(`detached observer ${spec.hookName} panicked`, Cause.pretty(cause))
+        ),
+        Effect.asVoid
+      )
+      const cancelled = (reason: string) =>
+        observing !== undefined
+          ? observing.run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
+          : handle.complete({ ...entry, outcome: "failed", status: "failed", error: reason })
+      return Effect.zipRight(handle.begin(entry), detach(participant.execution, body, cancelled))
+    })
+
+  /** Begins the observers of a run; returns how to end them with the run's exit. */
+  return (call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
+    Effect.suspend(() => {
+      const observers = participants.around(call.operation)
+      const open: Array<Observing> = []
+      const later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
+      const completed: Array<boolean> = []
+      const begins = Effect.forEach(observers, (participant, i) => {
+        const spec = specOf(participant, i, call, recorder)
+        const reason = skipReason(participant, completed)
+        if (reason !== undefined) {
+          completed[i] = false
+          return recordSkipped(spec, reason)
+        }
+        completed[i] = true
+        if (isDetached(participant.execution)) {
+          later.push([participant, spec])
+          return Effect.void
+        }
+        return Effect.map(begin(participant, spec, call), (observing) => {
+          if (observing !== undefined) open.push(observing)
+          else completed[i] = false
+        })
+      }, { discard: true })
+      const ends = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+        Clock.clockWith((clock) => {
+          const error = errorOf(exit)
+          const result: Result = error === undefined
+            ? { outcome: outcomeOf(exit), endedAt: clock.unsafeCurrentTimeMillis() }
+            : { outcome: outcomeOf(exit), endedAt: clock.unsafeCurrentTimeMillis(), error }
+          return Effect.zipRight(
+            Effect.forEach(open.reverse(), (observing) => end(observing, result), { discard: true }),
+            Effect.forEach(later, ([participant, spec]) => observeDetached(participant, spec, call, result), { discard: true })
+          )
+        })
+      return Effect.as(begins, ends)
+    })
+}

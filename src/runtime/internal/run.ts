@@ -1,0 +1,329 @@
+/**
+ * The building blocks of one hook run, shared by the stages and the
+ * operations engine (seed 000 §9, seed 001): open the span
+ * `pipeline.hook.<point>.<name>` and the record handle, call the handler
+ * with the effect reporter in scope under the execution policy's deadline,
+ * and record how the run ended (status, outcome, sequence, phase, operation,
+ * timing, exact failure text, decision, effects, contribution hash) — or
+ * that it did not happen (`skipped`).
+ *
+ * Defects (a die or a synchronous throw) are panics: recorded as
+ * `propagate_panic`, then re-raised unchanged. A handler's self-interruption
+ * is recorded and propagates.
+ */
+import { Cause, Clock, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
+import type {
+  DecisionPolicy,
+  HookDecision,
+  HookEffect,
+  HookInvocation,
+  HookRunStatus
+} from "../../domain/ExecutionRecord.js"
+import type { HookPoint } from "../../domain/HookPoint.js"
+import type { Operation } from "../../domain/Operation.js"
+import { currentInvocation } from "../HookEffects.js"
+import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
+import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
+import { type Participant, skipReason, unmetDependencies } from "../Subscription.js"
+import { contributionHash } from "./hash.js"
+
+/** A trace event added to the run's span before it ends. */
+export interface SpanEvent {
+  readonly name: string
+  readonly attributes: Readonly<Record<string, unknown>>
+}
+
+/** Where an operation hook ran. */
+export interface OperationCoordinates {
+  readonly operation: Operation
+  readonly callId: string
+  readonly stepId?: string | undefined
+}
+
+/** What a hook run is: which hook, where, under which policies, recorded where. */
+export interface RunSpec {
+  readonly point: HookPoint
+  readonly hookName: string
+  readonly spanName: string
+  readonly sequence: number
+  readonly phase?: number | undefined
+  readonly operation?: OperationCoordinates | undefined
+  readonly recorder: RequestRecorder
+  readonly failure: FailurePolicy
+  readonly execution: ExecutionPolicy
+}
+
+/** The exact text of a failure value. */
+export const failureText = (error: unknown): string => {
+  if (typeof error === "string") return error
+  if (typeof error === "object" && error !== null) {
+    const message = (error as { readonly message?: unknown }).message
+    const tag = (error as { readonly _tag?: unknown })._tag
+    if (typeof message === "string" && message.length > 0) {
+      return typeof tag === "string" && !message.startsWith(tag) ? `${tag}: ${message}` : message
+    }
+    if (typeof tag === "string") return tag
+    try {
+      return JSON.stringify(error)
+    } catch {
+      return String(error)
+    }
+  }
+  return String(error)
+}
+
+/** The text of a panic's cause. */
+export const panicText = (cause: Cause.Cause<unknown>): string => {
+  const defect = Cause.dieOption(cause)
+  return Option.isSome(defect) ? `panic: ${failureText(defect.value)}` : `panic: ${Cause.pretty(cause)}`
+}
+
+const WRONG_SHAPE = Symbol("wrongShape")
+const TIMED_OUT = Symbol("timedOut")
+
+/** The decision recorded when a hook fails (or overruns) under `policy`. */
+export const failureDecision = (policy: DecisionPolicy, reason: "hook_error" | "timed_out"): HookDecision =>
+  policy === "fail_open"
+    ? { policy, action: "continue", reason }
+    : { policy, action: "terminate", reason }
+
+const outcomeOf = (status: HookRunStatus): HookInvocation["outcome"] => {
+  switch (status) {
+    case "completed":
+      return "succeeded"
+    case "started":
+    case "backgrounded":
+      return "pending"
+    case "skipped":
+      return "skipped"
+    default:
+      return "failed"
+  }
+}
+
+/** What a finished run records. */
+interface Ending {
+  readonly status: HookRunStatus
+  readonly error?: string | undefined
+  readonly decision?: HookDecision | undefined
+  readonly effects?: ReadonlyArray<HookEffect> | undefined
+  readonly event?: SpanEvent | undefined
+  readonly contribution?: unknown
+  readonly attempts?: number | undefined
+}
+
+/** The parts of a record entry every run of this spec shares. */
+export const entryOf = (
+  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution">,
+  status: HookRunStatus,
+  startedAt: number,
+  duration: number
+): Omit<HookInvocation, "effects"> => {
+  const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } = {
+    name: spec.hookName,
+    stage: spec.point,
+    outcome: outcomeOf(status),
+    status,
+    sequence: spec.sequence,
+    startedAt,
+    duration
+  }
+  if (spec.phase !== undefined) entry.phase = spec.phase
+  if (spec.operation !== undefined) {
+    entry.operation = spec.operation.operation
+    entry.callId = spec.operation.callId
+    if (spec.operation.stepId !== undefined) entry.stepId = spec.operation.stepId
+  }
+  if (spec.execution._tag !== "Blocking") entry.execution = nameOf(spec.execution)
+  return entry
+}
+
+/**
+ * An open run: its span, its start, its record handle. {@link Run.finish}
+ * ends the span and records the run exactly once.
+ */
+export interface Run {
+  readonly span: Tracer.Span
+  readonly handle: InvocationHandle
+  readonly finish: (ending: Ending, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
+}
+
+/** Opens a run: a span (under `parent` when given) and a record handle. */
+export const openRun = (
+  spec: Pick<RunSpec, "hookName" | "point" | "spanName" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
+  parent?: Tracer.AnySpan | undefined,
+  given?: InvocationHandle | undefined
+): Effect.Effect<Run> => {
+  const attributes: Record<string, unknown> = {
+    "pipeline.hook.name": spec.hookName,
+    "pipeline.hook.stage": spec.point,
+    "pipeline.hook.sequence": spec.sequence
+  }
+  if (spec.phase !== undefined) attributes["pipeline.phase"] = spec.phase
+  if (spec.operation !== undefined) attributes["pipeline.operation"] = spec.operation.operation
+  return Effect.flatMap(
+    Effect.makeSpan(spec.spanName, parent === undefined ? { captureStackTrace: false, attributes } : {
+      captureStackTrace: false,
+      attributes,
+      parent
+    }),
+    (span) =>
+      Clock.clockWith((clock) => {
+        // A new record entry each time the run executes (a retried guard is
+        // recorded once per run), unless the caller made it earlier.
+        const handle = given ?? spec.recorder.startInvocation()
+        const startedAt = clock.unsafeCurrentTimeMillis()
+        const t0 = clock.unsafeCurrentTimeNanos()
+        let finished = false
+        return Effect.succeed<Run>({
+          span,
+          handle,
+          finish: (ending, exit) =>
+            Effect.suspend(() => {
+              if (finished) return Effect.void
+              finished = true
+              const outcome = outcomeOf(ending.status)
+              span.attribute("pipeline.hook.outcome", outcome)
+              span.attribute("pipeline.hook.status", ending.status)
+              const decision = ending.decision
+              if (decision !== undefined) {
+                span.attribute("pipeline.hook.decision.policy", decision.policy)
+                span.attribute("pipeline.hook.decision.action", decision.action)
+                span.attribute("pipeline.hook.decision.reason", decision.reason)
+              }
+              if (ending.error !== undefined) span.attribute("pipeline.hook.error", ending.error)
+              if (ending.event !== undefined) {
+                span.event(ending.event.name, clock.unsafeCurrentTimeNanos(), ending.event.attributes)
+              }
+              span.end(clock.unsafeCurrentTimeNanos(), exit)
+              const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
+                entryOf(spec, ending.status, startedAt, Number(clock.unsafeCurrentTimeNanos() - t0) / 1e6)
+              if (ending.error !== undefined) entry.error = ending.error
+              if (decision !== undefined) entry.decision = decision
+              if (ending.attempts !== undefined) entry.attempts = ending.attempts
+              if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
+              return handle.complete(entry, ending.effects)
+            })
+        })
+      })
+  )
+}
+
+/** What recording a run that did not happen needs. */
+type SkipSpec = Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">
+
+/**
+ * Records a run that did not happen: `skipped`, because the hook is
+ * disabled or a dependency of it did not complete at this point.
+ */
+export const recordSkipped = (
+  spec: SkipSpec,
+  reason: "disabled" | "dependency_failed"
+): Effect.Effect<void> =>
+  Clock.clockWith((clock) =>
+    spec.recorder.startInvocation().complete({
+      ...entryOf(spec, "skipped", clock.unsafeCurrentTimeMillis(), 0),
+      skipReason: reason
+    })
+  )
+
+/**
+ * Skips `participant` (at position `spec.sequence` of its point's
+ * `participants`) if it cannot run: disabled, or a dependency of it did not
+ * complete. Returns `undefined` when it runs — nothing is allocated on that
+ * path; otherwise marks it not completed and returns the effect that records
+ * it `skipped`. A fail-closed participant whose dependency failed is never
+ * silently skipped: that effect then fails with `stop(spec, detail)`.
+ */
+export const skipped = <S extends SkipSpec, E>(
+  participant: Participant<unknown>,
+  participants: ReadonlyArray<{ readonly id: string }>,
+  completed: Array<boolean>,
+  spec: S,
+  stop: (spec: S, detail: string) => E
+): Effect.Effect<void, E> | undefined => {
+  const reason = skipReason(participant, completed)
+  if (reason === undefined) return undefined
+  completed[spec.sequence] = false
+  return reason === "dependency_failed" && participant.failure === "fail_closed"
+    ? Effect.zipRight(
+      recordSkipped(spec, reason),
+      Effect.fail(stop(spec, unmetDependencies(participant, participants, completed)))
+    )
+    : recordSkipped(spec, reason)
+}
+
+/**
+ * How a handler call ended, before any recording. A panic is returned (not
+ * raised) so the caller records it first; an interruption propagates.
+ */
+export type Attempt =
+  | { readonly _tag: "Value"; readonly value: unknown }
+  | { readonly _tag: "WrongShape" }
+  | { readonly _tag: "TimedOut"; readonly error: string }
+  | { readonly _tag: "Failed"; readonly error: unknown; readonly cause: Cause.Cause<unknown> }
+  | { readonly _tag: "Panic"; readonly cause: Cause.Cause<unknown> }
+  /** The handler interrupted itself (an outside interruption does not come back here). */
+  | { readonly _tag: "Interrupted" }
+
+const WRONG_SHAPE_ATTEMPT: Attempt = { _tag: "WrongShape" }
+const INTERRUPTED_ATTEMPT: Attempt = { _tag: "Interrupted" }
+
+/**
+ * Calls a handler as a run of `spec`: inside the run's span, with the
+ * effect reporter in scope (unless recording is off), under the policy's
+ * deadline. Never fails: the caller decides what each ending means.
+ */
+export const attempt = (
+  spec: Pick<RunSpec, "execution" | "recorder">,
+  run: Run,
+  call: () => unknown
+): Effect.Effect<Attempt> => {
+  const handler = Effect.suspend(() => {
+    const returned = call()
+    // Handlers' requirements were provided at registration (PipelineHooks.layer).
+    return Effect.isEffect(returned) ? (returned as Effect.Effect<unknown, unknown>) : Effect.succeed(WRONG_SHAPE)
+  })
+  const bounded = spec.execution._tag === "Deadline"
+    ? Effect.map(Effect.timeoutOption(handler, spec.execution.timeout), Option.getOrElse(() => TIMED_OUT))
+    : handler
+  // With recording off the request already runs with reporting disabled.
+  const scoped = spec.recorder.enabled ? Effect.locally(bounded, currentInvocation, run.handle) : bounded
+  return Effect.matchCause(Effect.withParentSpan(scoped, run.span), {
+    onSuccess: (value): Attempt =>
+      value === WRONG_SHAPE
+        ? WRONG_SHAPE_ATTEMPT
+        : value === TIMED_OUT
+        ? {
+          _tag: "TimedOut",
+          error: spec.execution._tag === "Deadline"
+            ? `timed out after ${Duration.format(spec.execution.timeout)}`
+            : "timed out"
+        }
+        : { _tag: "Value", value },
+    onFailure: (cause): Attempt => {
+      if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
+      const failure = Cause.failureOption(cause)
+      // The handler's own error value: Effect may have wrapped it to carry the span.
+      return Option.isSome(failure) && !Cause.isDie(cause)
+        ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
+        : { _tag: "Panic", cause }
+    }
+  })
+}
+
+/** Records a panic, then re-raises it as the defect it is (C13). */
+export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Cause<unknown>): Effect.Effect<never> =>
+  Effect.zipRight(
+    run.finish(
+      { status: "failed", error: panicText(cause), decision: { policy: failure, action: "propagate_panic", reason: "panic" } },
+      Exit.failCause(cause)
+    ),
+    // The original cause, unchanged; a typed failure mixed into it becomes a
+    // defect too, so the panic stays out of the typed error channel.
+    Effect.catchAll(Effect.failCause(cause), (mixed) => Effect.die(mixed))
+  )
+
+/** Records a handler's self-interruption, then interrupts. */
+export const propagateInterruption = (run: Run): Effect.Effect<never> =>
+  Effect.zipRight(run.finish({ status: "failed", error: "interrupted" }, Exit.interrupt(FiberId.none)), Effect.interrupt)
