@@ -130,6 +130,15 @@ export const entry = <T extends Tool.Any, R = never>(options: {
 
 const keyOf = (namespace: string, agent: string, capability: string) => `${namespace}\u0000${agent}\u0000${capability}`
 
+/** How the planner sees a tool. */
+const descriptorOf = <R>(e: ToolEntry<R>): ToolDescriptor => ({
+  namespace: e.namespace,
+  agent: e.agent,
+  capability: e.tool.name,
+  description: e.tool.description ?? "",
+  parameters: toJson(Tool.getJsonSchema(e.tool as Parameters<typeof Tool.getJsonSchema>[0])) as JsonObject
+})
+
 /**
  * The registry service: what the planner may use and how to call it.
  *
@@ -172,13 +181,7 @@ export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<Too
         return yield* Effect.dieMessage(`tool ${e.namespace}/${e.agent}/${e.tool.name} is registered twice`)
       }
       byKey.set(key, e)
-      descriptors.push({
-        namespace: e.namespace,
-        agent: e.agent,
-        capability: e.tool.name,
-        description: e.tool.description ?? "",
-        parameters: toJson(Tool.getJsonSchema(e.tool as Parameters<typeof Tool.getJsonSchema>[0])) as JsonObject
-      })
+      descriptors.push(descriptorOf(e))
     }
     return {
       descriptors,
@@ -216,3 +219,26 @@ export const findDescriptor = (
   Option.fromNullable(
     descriptors.find((d) => d.namespace === namespace && d.agent === agent && d.capability === capability)
   )
+
+/**
+ * The registry seen by one request: the registered tools plus `extra`
+ * (tools a BeforePlanning hook contributed for this request only). The
+ * extras come after the registered tools in the descriptors; a key both
+ * define is a defect (BeforePlanning refuses such a contribution first).
+ *
+ * @since 0.1.0
+ */
+export const extend = (base: ToolRegistry.Service, extra: ReadonlyArray<ToolEntry<never>>): ToolRegistry.Service => {
+  if (extra.length === 0) return base
+  const byKey = new Map<string, ToolEntry<never>>()
+  for (const e of extra) byKey.set(keyOf(e.namespace, e.agent, e.tool.name), e)
+  return {
+    descriptors: [...base.descriptors, ...extra.map(descriptorOf)],
+    has: (namespace, agent, capability) =>
+      byKey.has(keyOf(namespace, agent, capability)) || base.has(namespace, agent, capability),
+    call: (namespace, agent, capability, parameters) => {
+      const e = byKey.get(keyOf(namespace, agent, capability))
+      return e === undefined ? base.call(namespace, agent, capability, parameters) : e.call(parameters)
+    }
+  }
+}

@@ -8,7 +8,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Predicate } from "effect"
+import type * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { HookEffect } from "../domain/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
@@ -41,6 +42,21 @@ export interface AcceptedShortCircuit {
 export interface Outcome {
   readonly enrichments: JsonObject
   readonly shortCircuit?: AcceptedShortCircuit | undefined
+  /** Tools hooks added for this request (`extra_tools`). */
+  readonly tools?: ReadonlyArray<ToolRegistry.ToolEntry<never>> | undefined
+}
+
+/**
+ * What the stage needs besides the request: the short-circuit gate, the
+ * enrichment size limit and the registered tools (a hook may not add one
+ * that is already there).
+ *
+ * @since 0.1.0
+ */
+export interface RunOptions {
+  readonly gate: ShortCircuit.PipelineGate
+  readonly maxEnrichmentBytes: number
+  readonly hasTool: (namespace: string, agent: string, capability: string) => boolean
 }
 
 /**
@@ -62,11 +78,7 @@ export declare namespace BeforePlanning {
      * Runs the hooks. `maxEnrichmentBytes` bounds the JSON size of all
      * enrichments together; a hook whose changes would exceed it fails open.
      */
-    readonly run: (
-      request: StageRequest,
-      gate: ShortCircuit.PipelineGate,
-      maxEnrichmentBytes: number
-    ) => Effect.Effect<Outcome, HookContractError | HookFailed>
+    readonly run: (request: StageRequest, options: RunOptions) => Effect.Effect<Outcome, HookContractError | HookFailed>
   }
 }
 
@@ -75,16 +87,32 @@ interface Changes {
   readonly remove: ReadonlyArray<string>
   readonly legacy: unknown
   readonly decision: unknown
+  readonly tools: ReadonlyArray<ToolRegistry.ToolEntry<never>>
 }
 
+/** Whether a JavaScript value is a tool entry (`ToolRegistry.entry(...)`). */
+const isToolEntry = (u: unknown): u is ToolRegistry.ToolEntry<never> =>
+  Predicate.hasProperty(u, "namespace") && typeof u.namespace === "string" &&
+  Predicate.hasProperty(u, "agent") && typeof u.agent === "string" &&
+  Predicate.hasProperty(u, "call") && typeof u.call === "function" &&
+  Predicate.hasProperty(u, "tool") && Predicate.hasProperty(u.tool, "name") && typeof u.tool.name === "string"
+
+const toolKey = (t: ToolRegistry.ToolEntry<never>) => `${t.namespace}/${t.agent}/${t.tool.name}`
+
 const readChanges = (value: unknown): Changes | string => {
-  if (value === undefined || value === null) return { set: {}, remove: [], legacy: undefined, decision: undefined }
+  if (value === undefined || value === null) {
+    return { set: {}, remove: [], legacy: undefined, decision: undefined, tools: [] }
+  }
   if (typeof value !== "object" || Array.isArray(value)) return "beforePlanning must return an object or nothing"
-  const { decision, enrichments, remove, shortCircuit } = value as {
+  const { decision, enrichments, remove, shortCircuit, tools } = value as {
     readonly enrichments?: unknown
     readonly remove?: unknown
     readonly shortCircuit?: unknown
     readonly decision?: unknown
+    readonly tools?: unknown
+  }
+  if (tools !== undefined && (!Array.isArray(tools) || !tools.every(isToolEntry))) {
+    return "tools must be an array of tool entries (ToolRegistry.entry)"
   }
   if (enrichments !== undefined) {
     if (typeof enrichments !== "object" || enrichments === null || Array.isArray(enrichments)) {
@@ -101,7 +129,8 @@ const readChanges = (value: unknown): Changes | string => {
     set: (enrichments ?? {}) as JsonObject,
     remove: (remove ?? []) as ReadonlyArray<string>,
     legacy: shortCircuit,
-    decision
+    decision,
+    tools: tools ?? []
   }
 }
 
@@ -159,6 +188,18 @@ const applyChanges = (
   return { effects, applied: applied.sort((a, b) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0)) }
 }
 
+/** The evidence of a tool added for the request. */
+const toolEffect = (t: ToolRegistry.ToolEntry<never>, now: number): HookEffect => ({
+  effectId: `request_tool:${toolKey(t)}`,
+  schemaVersion: 1,
+  name: `Request tool ${toolKey(t)}`,
+  status: "succeeded",
+  data: { namespace: t.namespace, agent: t.agent, capability: t.tool.name },
+  startedAt: now,
+  duration: 0,
+  summary: `added ${toolKey(t)} for this request`
+})
+
 /** What one enrichment adds to the JSON text of all of them: `"key":value`. */
 const entrySize = (key: string, value: Json): number => byteLength(key) + 3 + encodedSize(value)
 
@@ -205,10 +246,12 @@ export type Handler = NonNullable<Hook.Hook<never>["beforePlanning"]>
  */
 export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforePlanning.Service => ({
   hookCount: participants.length,
-  run: (request, gate, maxEnrichmentBytes) =>
+  run: (request, { gate, hasTool, maxEnrichmentBytes }) =>
     participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
       Effect.gen(function*() {
         const enrichments: Record<string, Json> = { ...request.context.enrichments }
+        const tools: Array<ToolRegistry.ToolEntry<never>> = []
+        const toolKeys = new Set<string>()
         // Per-key JSON sizes, measured when a hook first changes something.
         let sizes: Map<string, number> | undefined
         const clock = yield* Effect.clock
@@ -236,17 +279,37 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
               const enriches = changes.remove.length > 0 || Object.keys(changes.set).length > 0
               const decides = (changes.legacy !== undefined && changes.legacy !== null) ||
                 (changes.decision !== undefined && changes.decision !== null)
+              const addsTools = changes.tools.length > 0
               const undeclared = enriches && !allows(grant, "enrichments")
                 ? "enrichments"
                 : decides && !allows(grant, "short_circuit")
                 ? "short_circuit"
+                : addsTools && !allows(grant, "extra_tools")
+                ? "extra_tools"
                 : undefined
               if (undeclared !== undefined) {
+                const what = undeclared === "enrichments"
+                  ? "changed enrichments"
+                  : undeclared === "short_circuit"
+                  ? "decided a short-circuit"
+                  : "added tools"
                 return {
                   _tag: "Reject",
-                  error: `undeclared contribution: ${undeclared === "enrichments" ? "changed enrichments" : "decided a short-circuit"} without the "${undeclared}" capability`,
+                  error: `undeclared contribution: ${what} without the "${undeclared}" capability`,
                   decision: { ...onError, reason: "undeclared_contribution" },
                   reason: "undeclared_contribution"
+                }
+              }
+              const clash = changes.tools.find((t, i) =>
+                hasTool(t.namespace, t.agent, t.tool.name) || toolKeys.has(toolKey(t)) ||
+                changes.tools.findIndex((u) => toolKey(u) === toolKey(t)) !== i
+              )
+              if (clash !== undefined) {
+                return {
+                  _tag: "Reject",
+                  error: `wrong result shape: tool ${toolKey(clash)} is already available to this request`,
+                  decision: onError,
+                  reason: "wrong_shape"
                 }
               }
               if (enriches) {
@@ -264,9 +327,20 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
               }
               // What actually changed (not what was returned): re-setting a value
               // to what it was contributes nothing.
-              const { applied, effects } = applyChanges(enrichments, changes, clock.unsafeCurrentTimeMillis())
-              const contribution = applied.length > 0 || decides
-                ? { enrichments: applied, ...(decides ? { decision: changes.decision ?? changes.legacy } : {}) }
+              const now = clock.unsafeCurrentTimeMillis()
+              const applied = applyChanges(enrichments, changes, now)
+              const effects = [...applied.effects, ...changes.tools.map((t) => toolEffect(t, now))]
+              for (const t of changes.tools) {
+                tools.push(t)
+                toolKeys.add(toolKey(t))
+              }
+              const added = changes.tools.map(toolKey).sort()
+              const contribution = applied.applied.length > 0 || decides || addsTools
+                ? {
+                  enrichments: applied.applied,
+                  ...(addsTools ? { tools: added } : {}),
+                  ...(decides ? { decision: changes.decision ?? changes.legacy } : {})
+                }
                 : undefined
               const evaluation = ShortCircuit.evaluate(changes.legacy, changes.decision, gate)
               if (evaluation === undefined) return { _tag: "Accept", value: { _tag: "Continue" }, effects, contribution }
@@ -353,10 +427,10 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
                 yield* Effect.logWarning(diagnostic)
                 yield* request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
               }
-              return { enrichments, shortCircuit: step.accepted }
+              return { enrichments, shortCircuit: step.accepted, tools }
           }
         }
-        return { enrichments }
+        return { enrichments, tools }
       })
     )
 })

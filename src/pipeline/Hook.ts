@@ -14,6 +14,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
+import type * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { JsonObject } from "../domain/Json.js"
 import type { Document, MemoryRecord } from "../domain/Operation.js"
 import type { Capability } from "../runtime/Capability.js"
@@ -26,16 +27,25 @@ import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 
 /**
- * What a BeforePlanning handler returns: enrichment changes, and optionally
- * a legacy short-circuit (treated as authoritative) or a provenance-aware
- * decision. Returning both a short-circuit and a decision is a contract
- * error. `void` means "nothing to add, carry on".
+ * What a BeforePlanning handler returns: enrichment changes, tools for
+ * this request, and optionally a legacy short-circuit (treated as
+ * authoritative) or a provenance-aware decision. Returning both a
+ * short-circuit and a decision is a contract error. `void` means "nothing
+ * to add, carry on".
  *
  * @since 0.1.0
  */
 export interface BeforePlanningResult extends EnrichmentChanges {
   readonly shortCircuit?: LegacyShortCircuit | undefined
   readonly decision?: ShortCircuitDecision | undefined
+  /**
+   * Tools this request may use besides the registered ones (seed 001 "tool
+   * bundles"): the planner sees them and the executor calls them, for this
+   * request only. A tool that is already registered is refused. Request
+   * tools do not survive a HITL suspension: register a tool the resumed plan
+   * needs.
+   */
+  readonly tools?: ReadonlyArray<ToolRegistry.ToolEntry<never>> | undefined
 }
 
 /**

@@ -15,7 +15,6 @@
  */
 import { Context, Effect, Layer, type Stream } from "effect"
 import { Inference } from "../ai/Inference.js"
-import * as ToolCalls from "../ai/ToolCalls.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
@@ -109,7 +108,6 @@ export const make = (options?: PipelineOptions) =>
       maxPhases,
       inference,
       tools,
-      callTool: ToolCalls.make(tools, operations),
       operations,
       afterPlanning,
       checkpoints,
@@ -125,7 +123,8 @@ export const make = (options?: PipelineOptions) =>
       gate,
       prompts,
       runPhases,
-      operations
+      operations,
+      tools
     })
     const { buffered, process } = makeBufferedRequest({ begin, inference, stages, operations })
     const stream = makeStreamRequest({ begin, inference, operations, stages, chunkBytes })

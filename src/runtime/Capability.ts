@@ -9,6 +9,7 @@
  * | --- | --- | --- |
  * | `enrichments` | sets or removes enrichments | before_planning |
  * | `short_circuit` | ends the request with an answer | before_planning |
+ * | `extra_tools` | adds tools for this request only | before_planning |
  * | `plan_rewrite` | returns a different plan | after_planning |
  * | `response_rewrite` | returns a different response | after_synthesis |
  * | `prompt_rewrite` | rewrites a model prompt | before_inference |
@@ -33,6 +34,7 @@ import type { HookPoint } from "../domain/HookPoint.js"
 export const Capability = Schema.Literal(
   "enrichments",
   "short_circuit",
+  "extra_tools",
   "plan_rewrite",
   "response_rewrite",
   "prompt_rewrite",

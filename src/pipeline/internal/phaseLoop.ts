@@ -8,7 +8,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Planner from "../../ai/Planner.js"
-import type { ToolCallRequest, ToolCallResult } from "../../ai/ToolCalls.js"
+import * as ToolCalls from "../../ai/ToolCalls.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import type { CallRef } from "../../domain/Operation.js"
 import type { Operations } from "../../runtime/Operations.js"
@@ -30,7 +30,6 @@ export interface PhaseLoopDeps {
   readonly maxPhases: number
   readonly inference: Inference.Service
   readonly tools: ToolRegistry.Service
-  readonly callTool: (request: ToolCallRequest) => Effect.Effect<ToolCallResult>
   readonly operations: Operations
   readonly afterPlanning: AfterPlanning.Service
   readonly checkpoints: CheckpointStore["Type"]
@@ -40,11 +39,18 @@ export interface PhaseLoopDeps {
 
 /** Builds the phase loop over its services. */
 export const makePhaseLoop = (deps: PhaseLoopDeps) => {
-  const { afterPlanning, approval, callTool, checkpoints, concurrency, inference, maxPhases, operations, prompts, tools } =
-    deps
+  const { afterPlanning, approval, checkpoints, concurrency, inference, maxPhases, operations, prompts, tools } = deps
+  // The registered tools' caller is built once; a request with tools of its
+  // own (added by a BeforePlanning hook) gets one over its extended registry.
+  const registeredCaller = ToolCalls.make(tools, operations)
+  const callerOf = (state: RequestState) =>
+    state.tools === undefined ? registeredCaller : ToolCalls.make(state.tools, operations)
 
-  const validationFor = (priorStepIds: ReadonlySet<string>): PlanValidation.ValidationContext => ({
-    hasTool: tools.has,
+  const validationFor = (
+    priorStepIds: ReadonlySet<string>,
+    registry: ToolRegistry.Service = tools
+  ): PlanValidation.ValidationContext => ({
+    hasTool: registry.has,
     priorStepIds
   })
 
@@ -58,7 +64,8 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     Effect.gen(function*() {
       const priorResults = new Map<string, StepResult>()
       for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
-      const steps = yield* PlanExecutor.execute(tools, plan, priorResults, {
+      const callTool = callerOf(state)
+      const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
         concurrency,
         callTool: (step, parameters) =>
           callTool({
@@ -115,14 +122,14 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
         const input: PromptBuilder.PromptInput = {
           request: state.context.request,
           enrichments: { ...state.context.enrichments },
-          tools: tools.descriptors,
+          tools: (state.tools ?? tools).descriptors,
           phase,
           priorResults: phases.flatMap((p) => p.steps)
         }
         const prompt = phases.length === 0
           ? prompts.buildPlanningPrompt(input)
           : prompts.buildContinuationPrompt(input)
-        const validation = validationFor(priorStepIds)
+        const validation = validationFor(priorStepIds, state.tools ?? tools)
         const candidate = yield* Planner.plan(inference, {
           prompt,
           coordinates: { requestId: state.context.requestId, phase },

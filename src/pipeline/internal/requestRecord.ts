@@ -8,6 +8,7 @@
  */
 import { Cause, Clock, Effect, Exit, Option, Scope } from "effect"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
+import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
@@ -30,6 +31,8 @@ export interface RequestState extends StageRequest {
    * model and tool calls — when any hook observes operations.
    */
   readonly call?: Call<"request"> | undefined
+  /** The tools of this request when BeforePlanning hooks added some (`extra_tools`). */
+  readonly tools?: ToolRegistry.Service | undefined
 }
 
 /** A fresh id for a request or a checkpoint. */

@@ -18,6 +18,7 @@ import type { JsonObject } from "../../domain/Json.js"
 import type { PipelineContext } from "../../domain/PipelineContext.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
+import * as ToolRegistry from "../../ai/ToolRegistry.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestScope from "../../runtime/RequestScope.js"
 import * as ShortCircuit from "../ShortCircuit.js"
@@ -41,6 +42,7 @@ export interface RequestStagesDeps {
   readonly prompts: PromptBuilder.PromptBuilder.Service
   readonly runPhases: PhaseLoop["runPhases"]
   readonly operations: Operations
+  readonly tools: ToolRegistry.ToolRegistry.Service
 }
 
 const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
@@ -59,7 +61,8 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     operations,
     prompts,
     recording,
-    runPhases
+    runPhases,
+    tools
   } = deps
 
   // Hooks and tools run only inside `preSynthesis` and `complete`: there they
@@ -89,17 +92,21 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       let context = state.context
       let phasesResult
       if (resume === undefined) {
-        const outcome = yield* beforePlanning.run(
-          state,
-          Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate,
-          maxEnrichmentBytes
-        ).pipe(Effect.withSpan("pipeline.before_planning", { captureStackTrace: false }))
+        const outcome = yield* beforePlanning.run(state, {
+          gate: Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate,
+          maxEnrichmentBytes,
+          hasTool: tools.has
+        }).pipe(Effect.withSpan("pipeline.before_planning", { captureStackTrace: false }))
         if (outcome.shortCircuit !== undefined) {
           return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
         }
         // Every phase's prompt and every later stage sees this request-start snapshot.
         context = Object.freeze({ ...state.context, enrichments: Object.freeze({ ...outcome.enrichments }) })
-        phasesResult = yield* runPhases({ ...state, context }, 1, [], undefined)
+        // Tools hooks added are this request's only.
+        const requestTools = outcome.tools === undefined || outcome.tools.length === 0
+          ? undefined
+          : ToolRegistry.extend(tools, outcome.tools)
+        phasesResult = yield* runPhases({ ...state, context, tools: requestTools }, 1, [], undefined)
       } else {
         phasesResult = yield* runPhases(state, resume.checkpoint.phase, resume.checkpoint.priorPhases, resume.checkpoint.plan)
       }
