@@ -14,7 +14,7 @@ import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { guarded, type InvocationSpec, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import { guarded, type InvocationSpec, invoke, undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
 import { failureDecision, skipped } from "../runtime/internal/run.js"
 import type { Participant } from "../runtime/Subscription.js"
 import * as Json from "../domain/Json.js"
@@ -129,12 +129,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
               }
               const changed = !samePlan(validated.right, last)
               if (changed && !allows(grant, "plan_rewrite")) {
-                return {
-                  _tag: "Reject",
-                  error: 'undeclared contribution: changed the plan without the "plan_rewrite" capability',
-                  decision: { ...onError, reason: "undeclared_contribution" },
-                  reason: "undeclared_contribution"
-                }
+                return undeclaredContribution(participant.failure, "changed the plan", "plan_rewrite")
               }
               return {
                 _tag: "Accept",

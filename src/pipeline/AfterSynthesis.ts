@@ -12,7 +12,15 @@ import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import type { HookFailed } from "../domain/PipelineError.js"
 import { allows } from "../runtime/Capability.js"
-import { dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import {
+  dependencyFailed,
+  failedClosed,
+  guarded,
+  type InvocationSpec,
+  invoke,
+  undeclaredContribution,
+  type Verdict
+} from "../runtime/internal/invoke.js"
 import { failureDecision, skipped } from "../runtime/internal/run.js"
 import type { Participant } from "../runtime/Subscription.js"
 
@@ -80,12 +88,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
               }
               const changed = value !== input
               if (changed && !allows(grant, "response_rewrite")) {
-                return {
-                  _tag: "Reject",
-                  error: 'undeclared contribution: rewrote the response without the "response_rewrite" capability',
-                  decision: { ...onError, reason: "undeclared_contribution" },
-                  reason: "undeclared_contribution"
-                }
+                return undeclaredContribution(participant.failure, "rewrote the response", "response_rewrite")
               }
               return { _tag: "Accept", value, contribution: changed ? value : undefined }
             }

@@ -14,7 +14,15 @@ import type { HookEffect } from "../domain/ExecutionRecord.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke, type Verdict } from "../runtime/internal/invoke.js"
+import {
+  dependencyFailed,
+  failedClosed,
+  guarded,
+  type InvocationSpec,
+  invoke,
+  undeclaredContribution,
+  type Verdict
+} from "../runtime/internal/invoke.js"
 import { failureDecision, skipped } from "../runtime/internal/run.js"
 import type { Participant } from "../runtime/Subscription.js"
 import { encodedSize, equals, isJson, type Json, type JsonObject } from "../domain/Json.js"
@@ -293,12 +301,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
                   : undeclared === "short_circuit"
                   ? "decided a short-circuit"
                   : "added tools"
-                return {
-                  _tag: "Reject",
-                  error: `undeclared contribution: ${what} without the "${undeclared}" capability`,
-                  decision: { ...onError, reason: "undeclared_contribution" },
-                  reason: "undeclared_contribution"
-                }
+                return undeclaredContribution(failure, what, undeclared)
               }
               const clash = changes.tools.find((t, i) =>
                 hasTool(t.namespace, t.agent, t.tool.name) || toolKeys.has(toolKey(t)) ||

@@ -15,7 +15,8 @@
 import { Cause, Clock, Effect, Exit, FiberId, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
-import type { ExecutionPolicy } from "../Policy.js"
+import type { Capability } from "../Capability.js"
+import type { ExecutionPolicy, FailurePolicy } from "../Policy.js"
 import {
   attempt,
   entryOf,
@@ -66,6 +67,21 @@ export type InvocationResult<A> =
   }
   /** The run went on detached from the request; its contribution is ignored. */
   | { readonly _tag: "Detached" }
+
+/**
+ * A stage's refusal of a contribution the hook did not declare (seed 001):
+ * nothing changes, and the run is a contract failure under its policy.
+ */
+export const undeclaredContribution = (
+  failure: FailurePolicy,
+  what: string,
+  capability: Capability
+): Verdict<never> => ({
+  _tag: "Reject",
+  error: `undeclared contribution: ${what} without the "${capability}" capability`,
+  decision: { ...failureDecision(failure, "hook_error"), reason: "undeclared_contribution" },
+  reason: "undeclared_contribution"
+})
 
 /** The rejected case of {@link InvocationResult}. */
 export type Rejected<A> = Extract<InvocationResult<A>, { readonly _tag: "Rejected" }>
