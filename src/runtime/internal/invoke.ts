@@ -12,14 +12,14 @@
  * `background`) is recorded as `backgrounded` at once and completed by a
  * late update when it ends.
  */
-import { Cause, Clock, Effect, Exit, FiberId, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
 import type { Capability } from "../Capability.js"
-import type { ExecutionPolicy, FailurePolicy } from "../Policy.js"
+import type { FailurePolicy } from "../Policy.js"
 import {
   attempt,
-  entryOf,
+  type Detach,
   failureDecision,
   failureText,
   openRun,
@@ -27,7 +27,8 @@ import {
   propagatePanic,
   type Run,
   type RunSpec,
-  type SpanEvent
+  type SpanEvent,
+  startDetached
 } from "./run.js"
 
 /** What the point's validation made of a returned value. */
@@ -86,16 +87,7 @@ export const undeclaredContribution = (
 /** The rejected case of {@link InvocationResult}. */
 export type Rejected<A> = Extract<InvocationResult<A>, { readonly _tag: "Rejected" }>
 
-/**
- * Starts a detached run: `fireAndRecord` at once, `background` through the
- * bounded pool. `cancelled` records a run that will not finish: interrupted
- * (running or queued) at shutdown, or refused because shutdown began.
- */
-export type Detach = (
-  policy: ExecutionPolicy,
-  run: Effect.Effect<void>,
-  cancelled: (reason: string) => Effect.Effect<void>
-) => Effect.Effect<void>
+export type { Detach } from "./run.js"
 
 /** One hook run as a point invokes it: what the run is, plus how to call the handler and judge its value. */
 export interface InvocationSpec<A> extends RunSpec {
@@ -238,28 +230,8 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
  */
 const detached = <A>(spec: InvocationSpec<A>, detach: Detach): Effect.Effect<InvocationResult<A>> =>
   Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
-    Clock.clockWith((clock) => {
-      const handle = spec.recorder.startInvocation()
-      const queuedAt = clock.unsafeCurrentTimeMillis()
-      let run: Run | undefined
-      const inflight: Inflight = { current: undefined }
-      const body = Effect.flatMap(openRun(spec, Option.getOrUndefined(parent), handle), (opened) => {
-        run = opened
-        return runInside({ ...spec, inflight }, opened)
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logWarning(`detached hook ${spec.hookName} panicked`, Cause.pretty(cause))
-        ),
-        Effect.asVoid
-      )
-      const cancelled = (reason: string) =>
-        run !== undefined
-          ? run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
-          : handle.complete({ ...entryOf(spec, "failed", queuedAt, 0), error: reason })
-      return handle.begin(entryOf(spec, "backgrounded", queuedAt, 0)).pipe(
-        Effect.zipRight(detach(spec.execution, body, cancelled)),
-        Effect.as({ _tag: "Detached" } as const)
-      )
-    }))
+    startDetached(spec, detach, "hook", (handle, opened) =>
+      Effect.flatMap(openRun(spec, Option.getOrUndefined(parent), handle), (run) => {
+        opened(run)
+        return Effect.asVoid(runInside({ ...spec, inflight: { current: undefined } }, run))
+      })).pipe(Effect.as({ _tag: "Detached" } as const)))

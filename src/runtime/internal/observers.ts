@@ -5,25 +5,25 @@
  * observes and cannot change the outcome: its failures fail open. A
  * detached observer begins and finishes after the run, in the pool.
  */
-import { Cause, Clock, Effect, Exit, FiberId } from "effect"
+import { Cause, Clock, Effect, Exit } from "effect"
 import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
 import { HookDenied } from "../../domain/PipelineError.js"
 import type { Finish } from "../OperationHooks.js"
 import { isDetached } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
-import type { Detach } from "./invoke.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   attempt,
-  entryOf,
+  type Detach,
   failureDecision,
   failureText,
   openRun,
   propagateInterruption,
   propagatePanic,
   recordSkipped,
-  type Run
+  type Run,
+  startDetached
 } from "./run.js"
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
@@ -123,29 +123,13 @@ export const makeObserve = (
     call: Call,
     result: Result
   ): Effect.Effect<void> =>
-    Clock.clockWith((clock) => {
-      const handle = spec.recorder.startInvocation()
-      const queuedAt = clock.unsafeCurrentTimeMillis()
-      const entry = entryOf(spec, "backgrounded", queuedAt, 0)
-      // The run completes the entry recorded as backgrounded, through the same handle.
-      let observing: Observing | undefined
-      const body = Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
-        observing = begun
-        return begun === undefined ? Effect.void : end(begun, result)
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logWarning(`detached observer ${spec.hookName} panicked`, Cause.pretty(cause))
-        ),
-        Effect.asVoid
-      )
-      const cancelled = (reason: string) =>
-        observing !== undefined
-          ? observing.run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
-          : handle.complete({ ...entry, outcome: "failed", status: "failed", error: reason })
-      return Effect.zipRight(handle.begin(entry), detach(participant.execution, body, cancelled))
-    })
+    // The run completes the entry recorded as backgrounded, through the same handle.
+    startDetached(spec, detach, "observer", (handle, opened) =>
+      Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
+        if (begun === undefined) return Effect.void
+        opened(begun.run)
+        return end(begun, result)
+      }))
 
   /** Begins the observers of a run; returns how to end them with the run's exit. */
   return (call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
