@@ -50,6 +50,7 @@ export * as RequestScope from "./runtime/RequestScope.js"
 
 // Models, planning, synthesis, tools
 export * as Inference from "./ai/Inference.js"
+export * as ModelProvider from "./ai/ModelProvider.js"
 export * as OfflineModel from "./ai/OfflineModel.js"
 export * as Retriever from "./ai/Retriever.js"
 export * as Planner from "./ai/Planner.js"

@@ -25,6 +25,7 @@ import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from 
 import { RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
+import { DirectModel } from "./ModelProvider.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 
 /**
@@ -82,7 +83,12 @@ const decodePlanText = Schema.decodeUnknown(Schema.parseJson(RoutingPlan))
 export const make: Effect.Effect<Inference.Service, never, LanguageModel.LanguageModel | HookRuntime> = Effect.gen(
   function*() {
     const model = yield* LanguageModel.LanguageModel
+    // The provider's narrow interface when it offers one (ModelProvider),
+    // else any LanguageModel through @effect/ai.
+    const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectModel))
     const { operations } = yield* HookRuntime
+
+    const synthesisError = (error: { readonly message: string }) => new SynthesisError({ detail: excerpt(error), cause: error })
 
     const planningError = (phase: number | undefined) => (error: { readonly _tag: string; readonly message: string }) =>
       new PlanningError({
@@ -93,11 +99,17 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
       })
 
     const generatePlan = (prompt: string, phase: number | undefined) =>
-      model.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }).pipe(
-        Effect.mapError(planningError(phase))
+      Effect.mapError(
+        direct !== undefined
+          ? direct.generatePlan(prompt)
+          : model.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }),
+        planningError(phase)
       )
 
-    const synthesisError = (error: { readonly message: string }) => new SynthesisError({ detail: excerpt(error), cause: error })
+    const generateText = (prompt: string): Effect.Effect<string, SynthesisError> =>
+      direct !== undefined
+        ? Effect.mapError(direct.generateText(prompt), synthesisError)
+        : Effect.mapBoth(model.generateText({ prompt }), { onFailure: synthesisError, onSuccess: (r) => r.text })
 
     const call = (request: InferenceRequest, purpose: "planning" | "synthesis", streamed: boolean) =>
       operations.call("inference", {
@@ -130,7 +142,7 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
 
     const complete: Inference.Service["complete"] = (request) => {
       if (!operations.observes("inference")) {
-        return Effect.map(Effect.mapError(model.generateText({ prompt: request.prompt }), synthesisError), (r) => r.text)
+        return generateText(request.prompt)
       }
       return Effect.flatMap(call(request, "synthesis", false), (snapshot) =>
         operations.run(
@@ -138,8 +150,8 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
           request.recorder,
           Effect.gen(function*() {
             const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-            const response = yield* Effect.mapError(model.generateText({ prompt }), synthesisError)
-            return yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
+            const text = yield* generateText(prompt)
+            return yield* operations.transform("after_inference", snapshot, text, request.recorder)
           })
         ))
     }

@@ -32,6 +32,7 @@
 import { AiError, LanguageModel } from "@effect/ai"
 import type { Response } from "@effect/ai"
 import { Effect, Layer, Stream } from "effect"
+import * as ModelProvider from "./ModelProvider.js"
 import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
 import * as planning from "./internal/offlinePlanning.js"
 import { lastUserText } from "./internal/offlinePrompt.js"
@@ -95,6 +96,30 @@ const reply = (options: LanguageModel.ProviderOptions, method: string): Effect.E
   })
 
 /**
+ * The offline model as a provider: its `LanguageModel` service and the
+ * pipeline's direct interface (see `ModelProvider`).
+ *
+ * @since 0.1.0
+ */
+export const provider: Effect.Effect<ModelProvider.Provider> = ModelProvider.make({
+  generateText: (options) =>
+    Effect.map(reply(options, "generateText"), ({ prompt, text }): Array<Response.PartEncoded> => [
+      { type: "text", text },
+      finishPart(prompt, text)
+    ]),
+  streamText: (options) =>
+    Stream.unwrap(
+      Effect.map(reply(options, "streamText"), ({ prompt, text }) =>
+        Stream.fromIterable<Response.StreamPartEncoded>([
+          { type: "text-start", id: TEXT_ID },
+          ...wordChunks(text).map((delta): Response.StreamPartEncoded => ({ type: "text-delta", id: TEXT_ID, delta })),
+          { type: "text-end", id: TEXT_ID },
+          finishPart(prompt, text)
+        ]))
+    )
+})
+
+/**
  * Builds the offline model service.
  *
  * - `generateObject` (JSON response format): a routing plan for a planning
@@ -125,23 +150,7 @@ const reply = (options: LanguageModel.ProviderOptions, method: string): Effect.E
  *
  * @since 0.1.0
  */
-export const make: Effect.Effect<LanguageModel.Service> = LanguageModel.make({
-  generateText: (options) =>
-    Effect.map(reply(options, "generateText"), ({ prompt, text }): Array<Response.PartEncoded> => [
-      { type: "text", text },
-      finishPart(prompt, text)
-    ]),
-  streamText: (options) =>
-    Stream.unwrap(
-      Effect.map(reply(options, "streamText"), ({ prompt, text }) =>
-        Stream.fromIterable<Response.StreamPartEncoded>([
-          { type: "text-start", id: TEXT_ID },
-          ...wordChunks(text).map((delta): Response.StreamPartEncoded => ({ type: "text-delta", id: TEXT_ID, delta })),
-          { type: "text-end", id: TEXT_ID },
-          finishPart(prompt, text)
-        ]))
-    )
-})
+export const make: Effect.Effect<LanguageModel.Service> = Effect.map(provider, (p) => p.languageModel)
 
 /**
  * The offline model as the `LanguageModel` service.
@@ -156,4 +165,4 @@ export const make: Effect.Effect<LanguageModel.Service> = LanguageModel.make({
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<LanguageModel.LanguageModel> = Layer.effect(LanguageModel.LanguageModel, make)
+export const layer: Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> = ModelProvider.layer(provider)

@@ -8,8 +8,10 @@
  * @since 0.1.0
  */
 import { Effect, Either } from "effect"
-import { PlanningError } from "../domain/PipelineError.js"
+import { type HookDenied, type HookFailed, PlanningError } from "../domain/PipelineError.js"
 import * as PlanValidation from "../domain/PlanValidation.js"
+import type { RoutingPlan } from "../domain/RoutingPlan.js"
+import { withSpan } from "../runtime/internal/spans.js"
 import type { Inference, InferenceRequest } from "./Inference.js"
 
 /**
@@ -17,7 +19,17 @@ import type { Inference, InferenceRequest } from "./Inference.js"
  *
  * @since 0.1.0
  */
-export const plan = Effect.fn("Planner.plan", { captureStackTrace: false })(function*(
+export const plan = (
+  inference: Inference.Service,
+  request: InferenceRequest,
+  phase: number,
+  validation: PlanValidation.ValidationContext
+): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> =>
+  withSpan(planUnspanned(inference, request, phase, validation), "Planner.plan", SPAN)
+
+const SPAN = { captureStackTrace: false } as const
+
+const planUnspanned = Effect.fnUntraced(function*(
   inference: Inference.Service,
   request: InferenceRequest,
   phase: number,

@@ -14,6 +14,7 @@
 import { AiError, LanguageModel } from "@effect/ai"
 import type { Prompt, Response } from "@effect/ai"
 import { Effect, Layer, Stream } from "effect"
+import * as ModelProvider from "./ModelProvider.js"
 
 /**
  * What the scripted model answers.
@@ -59,6 +60,8 @@ export interface RecordedPrompt {
  */
 export interface Handle {
   readonly service: LanguageModel.Service
+  /** The same model as `LanguageModel` and the pipeline's direct interface (see `ModelProvider`). */
+  readonly layer: Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel>
   readonly prompts: ReadonlyArray<RecordedPrompt>
   /** How many plan entries have been consumed. */
   readonly plansUsed: () => number
@@ -160,7 +163,7 @@ export const make = (script: Script): Effect.Effect<Handle> =>
       return typeof text === "string" ? Effect.succeed(text) : Effect.fail(text)
     }
 
-    const service = yield* LanguageModel.make({
+    const provider = yield* ModelProvider.make({
       generateText: (options) =>
         Effect.suspend(() => {
           const prompt = promptText(options.prompt)
@@ -188,15 +191,20 @@ export const make = (script: Script): Effect.Effect<Handle> =>
         }))
     })
 
-    return { service, prompts, plansUsed: () => next }
+    return {
+      service: provider.languageModel,
+      layer: ModelProvider.layer(Effect.succeed(provider)),
+      prompts,
+      plansUsed: () => next
+    }
   })
 
 /**
- * The scripted model as the `LanguageModel` service. Use {@link make} and
- * `Layer.succeed(LanguageModel.LanguageModel, handle.service)` when the test
- * needs the recorded prompts.
+ * The scripted model as the `LanguageModel` service (and the pipeline's
+ * direct interface). Use {@link make} and `handle.layer` when the test needs
+ * the recorded prompts.
  *
  * @since 0.1.0
  */
-export const layer = (script: Script): Layer.Layer<LanguageModel.LanguageModel> =>
-  Layer.effect(LanguageModel.LanguageModel, Effect.map(make(script), (handle) => handle.service))
+export const layer = (script: Script): Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> =>
+  Layer.unwrapEffect(Effect.map(make(script), (handle) => handle.layer))

@@ -5,8 +5,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Stream } from "effect"
+import type { Effect, Stream } from "effect"
 import type { HookDenied, HookFailed, SynthesisError } from "../domain/PipelineError.js"
+import { withSpan } from "../runtime/internal/spans.js"
 import type { Inference, InferenceRequest, StreamPart } from "./Inference.js"
 
 /**
@@ -14,12 +15,13 @@ import type { Inference, InferenceRequest, StreamPart } from "./Inference.js"
  *
  * @since 0.1.0
  */
-export const synthesize = Effect.fn("Synthesizer.synthesize", { captureStackTrace: false })(function*(
+export const synthesize = (
   inference: Inference.Service,
   request: InferenceRequest
-) {
-  return yield* inference.complete(request)
-})
+): Effect.Effect<string, SynthesisError | HookDenied | HookFailed> =>
+  withSpan(inference.complete(request), "Synthesizer.synthesize", SPAN)
+
+const SPAN = { captureStackTrace: false } as const
 
 /**
  * The streamed draft: text deltas (a surrogate pair split across deltas is

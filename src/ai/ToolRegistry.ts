@@ -10,6 +10,7 @@ import { Tool } from "@effect/ai"
 import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
 import { isJson, type Json, type JsonObject } from "../domain/Json.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
+import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
 
 /**
  * A registered tool with its handler, its requirements erased into `R`.
@@ -172,7 +173,7 @@ export declare namespace ToolRegistry {
  */
 export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<ToolRegistry.Service, never, R> =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<R>()
+    const context = servicesOf(yield* Effect.context<R>())
     const byKey = new Map<string, ToolEntry<R>>()
     const descriptors: Array<ToolDescriptor> = []
     for (const e of entries) {
@@ -192,7 +193,7 @@ export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<Too
           ? Effect.fail(
             new ToolCallFailure({ reason: "unknown_tool", detail: `${namespace}/${agent}/${capability}` })
           )
-          : Effect.provide(e.call(parameters), context)
+          : provideServices(e.call(parameters), context)
       }
     }
   })

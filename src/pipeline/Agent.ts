@@ -275,7 +275,7 @@ export const layerTest = <
   Layer.unwrapEffect(
     Effect.map(ScriptedModel.make(config.script), (scripted) => {
       const { script: _script, ...parts } = config
-      const agent = layer({ ...parts, model: Layer.succeed(LanguageModel.LanguageModel, scripted.service) })
+      const agent = layer({ ...parts, model: scripted.layer })
       const probe = Layer.effect(
         TestAgent,
         Effect.map(ExecutionStore.ExecutionStore, (store): TestAgent.Service => ({

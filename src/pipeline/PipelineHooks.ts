@@ -12,6 +12,7 @@ import { Context, Effect, Either, Layer, type Scope } from "effect"
 import { isGuardable } from "../domain/Operation.js"
 import * as BackgroundPool from "../runtime/BackgroundPool.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
+import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
 import * as Operations from "../runtime/Operations.js"
 import { AfterExecution, make as makeAfterExecution } from "./AfterExecution.js"
 import { AfterPlanning, make as makeAfterPlanning } from "./AfterPlanning.js"
@@ -55,7 +56,7 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
   // A JavaScript handler may return a non-Effect; pass it through untouched so
   // the runner reports the wrong shape instead of crashing here.
   const provide = (returned: unknown): unknown =>
-    Effect.isEffect(returned) ? Effect.provide(returned as Effect.Effect<unknown, unknown, R>, context) : returned
+    Effect.isEffect(returned) ? provideServices(returned as Effect.Effect<unknown, unknown, R>, context) : returned
   const wrap = (f: unknown): unknown =>
     typeof f === "function" ? (...args: Array<unknown>) => provide(f(...args)) : f
   // An Around observer's finish callback needs the same services.
@@ -97,7 +98,7 @@ export const make = <R>(
   Effect.gen(function*() {
     const validated = validate(hooks)
     if (Either.isLeft(validated)) return yield* Effect.fail(validated.left)
-    const context = yield* Effect.context<R>()
+    const context = servicesOf(yield* Effect.context<R>())
     const registry = registryOf(validated.right.map((h) => provideTo(h, context)))
     if (Either.isLeft(registry)) return yield* Effect.fail(registry.left)
     const at = registry.right.at

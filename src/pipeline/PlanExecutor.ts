@@ -13,6 +13,7 @@ import type { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
 import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/RoutingPlan.js"
+import { spanned } from "../runtime/internal/spans.js"
 
 /**
  * Execution options.
@@ -135,7 +136,7 @@ export const execute = (
         }
       }).pipe(
         Effect.tap((result) => Deferred.succeed(done.get(step.step_id)!, result)),
-        Effect.withSpan("pipeline.step", {
+        spanned("pipeline.step", {
           captureStackTrace: false,
           attributes: {
             "pipeline.step.id": step.step_id,

@@ -58,15 +58,42 @@ export interface InvocationEffects {
 }
 
 /**
- * The invocation the current fiber reports into: set by the runner around a
- * handler and inherited by fibers the handler forks. `"disabled"` means
- * recording is off.
+ * Which invocation a fiber's `report` goes to. Each fiber has its own slot
+ * (a fork copies its parent's), so the runner switches it around a handler
+ * by assignment — cheaper than a FiberRef write per hook run, which copies
+ * the fiber's whole FiberRef map. `"disabled"` means recording is off.
  *
  * @internal
  */
-export const currentInvocation: FiberRef.FiberRef<InvocationEffects | "disabled" | undefined> = FiberRef.unsafeMake<
-  InvocationEffects | "disabled" | undefined
->(undefined)
+export interface InvocationSlot {
+  current: InvocationEffects | "disabled" | undefined
+}
+
+/**
+ * The slot of fibers that never had one of their own: shared, so it is never
+ * switched (the runner scopes a fresh slot instead; see `hasOwnSlot`).
+ *
+ * @internal
+ */
+export const sharedSlot: InvocationSlot = Object.freeze({ current: undefined })
+
+/**
+ * The current fiber's slot: set per request (and per detached run), copied
+ * into forked fibers, kept by the parent when a child joins.
+ *
+ * @internal
+ */
+export const currentInvocation: FiberRef.FiberRef<InvocationSlot> = FiberRef.unsafeMake<InvocationSlot>(sharedSlot, {
+  fork: (slot) => ({ current: slot.current }),
+  join: (parent) => parent
+})
+
+/**
+ * A fresh slot reporting into `target`.
+ *
+ * @internal
+ */
+export const slotFor = (target: InvocationSlot["current"]): InvocationSlot => ({ current: target })
 
 const decodeEffect = Schema.decodeUnknownEither(HookEffect)
 
@@ -114,7 +141,7 @@ const strip = (input: HookEffectInput, now: number): Record<string, unknown> => 
  * @since 0.1.0
  */
 export const report = (input: HookEffectInput): Effect.Effect<void, HookEffectReportError> =>
-  Effect.flatMap(FiberRef.get(currentInvocation), (target) => {
+  Effect.flatMap(FiberRef.get(currentInvocation), ({ current: target }) => {
     if (target === "disabled") return Effect.void
     const effectId = typeof input?.effectId === "string" ? input.effectId : String(input?.effectId)
     if (target === undefined) {

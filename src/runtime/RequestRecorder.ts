@@ -39,6 +39,15 @@ export interface InvocationHandle extends InvocationEffects {
   readonly begin: (invocation: Omit<HookInvocation, "effects">) => Effect.Effect<void>
   /** Records the run's end: appends it, or replaces the entry {@link begin} made. */
   readonly complete: (invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>) => Effect.Effect<void>
+  /**
+   * {@link complete}, applied now (call it only from inside a running
+   * effect); returns what is left to do — writing the snapshot once the
+   * request has ended, else nothing. The hook runner's hot path.
+   */
+  readonly completeNow: (
+    invocation: Omit<HookInvocation, "effects">,
+    extra?: ReadonlyArray<HookEffect>
+  ) => Effect.Effect<void>
 }
 
 /**
@@ -148,19 +157,20 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
             invocations.push({ ...invocation, effects: buffer })
             return changed()
           }),
-        complete: (invocation, extra) =>
-          Effect.suspend(() => {
-            let effects = slot === undefined ? buffer : invocations[slot]?.effects ?? buffer
-            if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
-            open = false
-            if (slot === undefined) {
-              slot = invocations.length
-              invocations.push({ ...invocation, effects })
-            } else {
-              invocations[slot] = { ...invocation, effects }
-            }
-            return changed()
-          })
+        complete: (invocation, extra) => Effect.suspend(() => completeNow(invocation, extra)),
+        completeNow
+      }
+      function completeNow(invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>) {
+        let effects = slot === undefined ? buffer : invocations[slot]?.effects ?? buffer
+        if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
+        open = false
+        if (slot === undefined) {
+          slot = invocations.length
+          invocations.push({ ...invocation, effects })
+        } else {
+          invocations[slot] = { ...invocation, effects }
+        }
+        return changed()
       }
     },
     finalize: (lifecycle) =>
@@ -175,7 +185,12 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
   }
 }
 
-const noopHandle: InvocationHandle = { upsert: () => Effect.void, begin: () => Effect.void, complete: () => Effect.void }
+const noopHandle: InvocationHandle = {
+  upsert: () => Effect.void,
+  begin: () => Effect.void,
+  complete: () => Effect.void,
+  completeNow: () => Effect.void
+}
 
 /**
  * A recorder for recording off: keeps the initial snapshot, writes nothing.

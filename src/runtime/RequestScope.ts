@@ -12,7 +12,7 @@
  */
 import { Effect, type Exit, FiberRef, Option, Scope } from "effect"
 import type { CallRef } from "../domain/Operation.js"
-import { currentInvocation } from "./HookEffects.js"
+import { currentInvocation, slotFor } from "./HookEffects.js"
 import type { Operations } from "./Operations.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 
@@ -80,11 +80,11 @@ export const current: Effect.Effect<Option.Option<RequestHandle>> = FiberRef.get
 export const addFinalizer = (
   finalizer: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 ): Effect.Effect<void> =>
-  Effect.flatMap(Effect.all([get, FiberRef.get(currentInvocation)]), ([scope, invocation]) =>
+  Effect.flatMap(Effect.all([get, FiberRef.get(currentInvocation)]), ([scope, { current: invocation }]) =>
     Option.isSome(scope)
       // The finalizer runs in whichever fiber closes the scope; it keeps the
       // registering hook's effect reporter, so it can complete its effects.
-      ? Scope.addFinalizerExit(scope.value, (exit) => Effect.locally(finalizer(exit), currentInvocation, invocation))
+      ? Scope.addFinalizerExit(scope.value, (exit) => Effect.locally(finalizer(exit), currentInvocation, slotFor(invocation)))
       : Effect.flatMap(Effect.exit(Effect.void), finalizer))
 
 /**

@@ -14,6 +14,7 @@ import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { type Begin, owned, type RequestState, TRUSTED } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
+import { spanned } from "../../runtime/internal/spans.js"
 
 /** What the buffered path needs, resolved once when the pipeline is built. */
 export interface BufferedRequestDeps {
@@ -26,7 +27,7 @@ export interface BufferedRequestDeps {
 /** Builds the buffered path: `buffered` runs an opened request, `process` opens one and runs it. */
 export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
   const { begin, inference, operations } = deps
-  const { complete, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
+  const { complete, hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
 
   const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
     Effect.gen(function*() {
@@ -37,13 +38,17 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
         case "Suspended":
           return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
         case "Synthesize": {
-          const draft = yield* Synthesizer.synthesize(inference, {
-            prompt: synthesisPrompt(pre.context, pre.phases),
-            coordinates: { requestId: state.context.requestId },
-            parent: state.call,
-            recorder: state.recorder
-          }).pipe(
-            Effect.withSpan("pipeline.synthesis", { captureStackTrace: false })
+          // Inference hooks of the synthesis call run in the request's scope too.
+          const draft = yield* hookScope(
+            state,
+            Synthesizer.synthesize(inference, {
+              prompt: synthesisPrompt(pre.context, pre.phases),
+              coordinates: { requestId: state.context.requestId },
+              parent: state.call,
+              recorder: state.recorder
+            })
+          ).pipe(
+            spanned("pipeline.synthesis", { captureStackTrace: false })
           )
           return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
         }

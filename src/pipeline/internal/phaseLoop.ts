@@ -23,6 +23,7 @@ import type * as PlanValidation from "../../domain/PlanValidation.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
 import type { RoutingPlan } from "../../domain/RoutingPlan.js"
 import { newId, recordPhase, type RequestState, TRUSTED } from "./requestRecord.js"
+import { spanned } from "../../runtime/internal/spans.js"
 
 /** What the phase loop needs, resolved once when the pipeline is built. */
 export interface PhaseLoopDeps {
@@ -163,11 +164,11 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
         }
       }
       const executed = yield* executePhase(state, phase, plan, phases, parent).pipe(
-        Effect.withSpan("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
+        spanned("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
       )
       return { _tag: "Executed", executed, terminal: plan.terminal } as const
     })).pipe(
-      Effect.withSpan("pipeline.phase", {
+      spanned("pipeline.phase", {
         captureStackTrace: false,
         attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }
       })

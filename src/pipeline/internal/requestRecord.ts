@@ -20,6 +20,7 @@ import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js
 import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { failureText } from "../../runtime/internal/run.js"
+import { spanned } from "../../runtime/internal/spans.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -195,7 +196,7 @@ export const owned = <A extends PipelineResult, E>(
 ) =>
   (state.call === undefined ? body : operations.run(state.call, state.recorder, body)).pipe(
     Effect.onExit((exit) => finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")),
-    Effect.withSpan("pipeline.request", {
+    spanned("pipeline.request", {
       captureStackTrace: false,
       attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": mode }
     })

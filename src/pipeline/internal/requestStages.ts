@@ -24,6 +24,7 @@ import * as RequestScope from "../../runtime/RequestScope.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { confidenceOf, type RequestState, TRUSTED } from "./requestRecord.js"
+import { spanned } from "../../runtime/internal/spans.js"
 
 /** Where a request stands when synthesis would start. */
 export type PreSynthesis =
@@ -66,8 +67,9 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   } = deps
 
   // Hooks and tools run only inside `preSynthesis` and `complete`: there they
-  // see the request scope, and with recording off effect reporting is
-  // disabled (a no-op) once per stage rather than once per invocation.
+  // see the request scope and the fiber's own effect-reporting slot (with
+  // recording off, reporting is disabled — a no-op — once per stage rather
+  // than once per invocation).
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
     const scoped = Effect.locally(
       effect,
@@ -80,7 +82,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
         operations
       })
     )
-    return recording ? scoped : Effect.locally(scoped, HookEffects.currentInvocation, "disabled")
+    return Effect.locally(scoped, HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
   }
 
   /** Everything before synthesis, shared by the buffered and streaming paths. */
@@ -96,7 +98,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
           gate: Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate,
           maxEnrichmentBytes,
           hasTool: tools.has
-        }).pipe(Effect.withSpan("pipeline.before_planning", { captureStackTrace: false }))
+        }).pipe(spanned("pipeline.before_planning", { captureStackTrace: false }))
         if (outcome.shortCircuit !== undefined) {
           return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
         }
@@ -168,7 +170,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       }, TRUSTED)
     }))
 
-  return { preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
+  return { hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
 }
 
 /** The stages built by {@link makeRequestStages}. */

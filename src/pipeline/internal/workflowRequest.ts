@@ -18,6 +18,7 @@ import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { type Begin, confidenceOf, finalize, TRUSTED } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
+import { spanned } from "../../runtime/internal/spans.js"
 
 /** What workflow mode needs, resolved once when the pipeline is built. */
 export interface WorkflowRequestDeps {
@@ -66,7 +67,7 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
       // observers and guards apply to workflow calls.
       return (state.call === undefined ? body : operations.run(state.call, state.recorder, body)).pipe(
         Effect.onExit((exit) => finalize(state, exit, false)),
-        Effect.withSpan("pipeline.request", {
+        spanned("pipeline.request", {
           captureStackTrace: false,
           attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": "workflow" }
         })

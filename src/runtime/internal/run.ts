@@ -11,7 +11,7 @@
  * `propagate_panic`, then re-raised unchanged. A handler's self-interruption
  * is recorded and propagates.
  */
-import { Cause, Clock, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
 import type {
   DecisionPolicy,
   HookDecision,
@@ -21,11 +21,12 @@ import type {
 } from "../../domain/ExecutionRecord.js"
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
-import { currentInvocation } from "../HookEffects.js"
+import { currentInvocation, sharedSlot, slotFor } from "../HookEffects.js"
 import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason, unmetDependencies } from "../Subscription.js"
 import { contributionHash } from "./hash.js"
+import { collects } from "./spans.js"
 
 /** A trace event added to the run's span before it ends. */
 export interface SpanEvent {
@@ -139,21 +140,21 @@ export const entryOf = (
 }
 
 /**
- * An open run: its span, its start, its record handle. {@link Run.finish}
- * ends the span and records the run exactly once.
+ * An open run: its span (when spans are collected, see `spans.ts`), its
+ * start, its record handle. {@link Run.finish} ends the span and records
+ * the run exactly once.
  */
 export interface Run {
-  readonly span: Tracer.Span
+  readonly span: Tracer.Span | undefined
   readonly handle: InvocationHandle
   readonly finish: (ending: Ending, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
+  /** Set by {@link attempt} while the handler runs: gives the fiber's reporting slot back. */
+  release: (() => void) | undefined
 }
 
-/** Opens a run: a span (under `parent` when given) and a record handle. */
-export const openRun = (
-  spec: Pick<RunSpec, "hookName" | "point" | "spanName" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
-  parent?: Tracer.AnySpan | undefined,
-  given?: InvocationHandle | undefined
-): Effect.Effect<Run> => {
+const spanAttributes = (
+  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation">
+): Record<string, unknown> => {
   const attributes: Record<string, unknown> = {
     "pipeline.hook.name": spec.hookName,
     "pipeline.hook.stage": spec.point,
@@ -161,53 +162,80 @@ export const openRun = (
   }
   if (spec.phase !== undefined) attributes["pipeline.phase"] = spec.phase
   if (spec.operation !== undefined) attributes["pipeline.operation"] = spec.operation.operation
-  return Effect.flatMap(
-    Effect.makeSpan(spec.spanName, parent === undefined ? { captureStackTrace: false, attributes } : {
-      captureStackTrace: false,
-      attributes,
-      parent
-    }),
-    (span) =>
-      Clock.clockWith((clock) => {
-        // A new record entry each time the run executes (a retried guard is
-        // recorded once per run), unless the caller made it earlier.
-        const handle = given ?? spec.recorder.startInvocation()
-        const startedAt = clock.unsafeCurrentTimeMillis()
-        const t0 = clock.unsafeCurrentTimeNanos()
-        let finished = false
-        return Effect.succeed<Run>({
-          span,
-          handle,
-          finish: (ending, exit) =>
-            Effect.suspend(() => {
-              if (finished) return Effect.void
-              finished = true
-              const outcome = outcomeOf(ending.status)
-              span.attribute("pipeline.hook.outcome", outcome)
-              span.attribute("pipeline.hook.status", ending.status)
-              const decision = ending.decision
-              if (decision !== undefined) {
-                span.attribute("pipeline.hook.decision.policy", decision.policy)
-                span.attribute("pipeline.hook.decision.action", decision.action)
-                span.attribute("pipeline.hook.decision.reason", decision.reason)
-              }
-              if (ending.error !== undefined) span.attribute("pipeline.hook.error", ending.error)
-              if (ending.event !== undefined) {
-                span.event(ending.event.name, clock.unsafeCurrentTimeNanos(), ending.event.attributes)
-              }
-              span.end(clock.unsafeCurrentTimeNanos(), exit)
-              const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
-                entryOf(spec, ending.status, startedAt, Number(clock.unsafeCurrentTimeNanos() - t0) / 1e6)
-              if (ending.error !== undefined) entry.error = ending.error
-              if (decision !== undefined) entry.decision = decision
-              if (ending.attempts !== undefined) entry.attempts = ending.attempts
-              if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
-              return handle.complete(entry, ending.effects)
-            })
-        })
-      })
-  )
+  return attributes
 }
+
+const endSpan = (span: Tracer.Span, ending: Ending, exit: Exit.Exit<unknown, unknown>, clock: Clock.Clock): void => {
+  span.attribute("pipeline.hook.outcome", outcomeOf(ending.status))
+  span.attribute("pipeline.hook.status", ending.status)
+  const decision = ending.decision
+  if (decision !== undefined) {
+    span.attribute("pipeline.hook.decision.policy", decision.policy)
+    span.attribute("pipeline.hook.decision.action", decision.action)
+    span.attribute("pipeline.hook.decision.reason", decision.reason)
+  }
+  if (ending.error !== undefined) span.attribute("pipeline.hook.error", ending.error)
+  if (ending.event !== undefined) span.event(ending.event.name, clock.unsafeCurrentTimeNanos(), ending.event.attributes)
+  span.end(clock.unsafeCurrentTimeNanos(), exit)
+}
+
+/** The run, its span given (or none); everything here is synchronous. */
+const makeRun = (
+  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
+  clock: Clock.Clock,
+  span: Tracer.Span | undefined,
+  given: InvocationHandle | undefined
+): Run => {
+  // A new record entry each time the run executes (a retried guard is
+  // recorded once per run), unless the caller made it earlier.
+  const handle = given ?? spec.recorder.startInvocation()
+  const startedAt = clock.unsafeCurrentTimeMillis()
+  const t0 = clock.unsafeCurrentTimeNanos()
+  let finished = false
+  const run: Run = {
+    span,
+    handle,
+    release: undefined,
+    finish: (ending, exit) =>
+      Effect.suspend(() => {
+        if (finished) return Effect.void
+        finished = true
+        // Interrupted inside the handler: the slot is given back here.
+        if (run.release !== undefined) run.release()
+        if (span !== undefined) endSpan(span, ending, exit, clock)
+        const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
+          entryOf(spec, ending.status, startedAt, Number(clock.unsafeCurrentTimeNanos() - t0) / 1e6)
+        if (ending.error !== undefined) entry.error = ending.error
+        if (ending.decision !== undefined) entry.decision = ending.decision
+        if (ending.attempts !== undefined) entry.attempts = ending.attempts
+        if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
+        return handle.completeNow(entry, ending.effects)
+      })
+  }
+  return run
+}
+
+/**
+ * Opens a run: a record handle and, when spans are collected, a span (under
+ * `parent` when given).
+ */
+export const openRun = (
+  spec: Pick<RunSpec, "hookName" | "point" | "spanName" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
+  parent?: Tracer.AnySpan | undefined,
+  given?: InvocationHandle | undefined
+): Effect.Effect<Run> =>
+  Effect.withFiberRuntime((fiber) => {
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    if (!collects(fiber)) return Effect.succeed(makeRun(spec, clock, undefined, given))
+    const attributes = spanAttributes(spec)
+    return Effect.map(
+      Effect.makeSpan(
+        spec.spanName,
+        parent === undefined ? { captureStackTrace: false, attributes } : { captureStackTrace: false, attributes, parent }
+      ),
+      (span) => makeRun(spec, clock, span, given)
+    )
+  })
 
 /** What recording a run that did not happen needs. */
 type SkipSpec = Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">
@@ -287,11 +315,11 @@ export const attempt = (
   const bounded = spec.execution._tag === "Deadline"
     ? Effect.map(Effect.timeoutOption(handler, spec.execution.timeout), Option.getOrElse(() => TIMED_OUT))
     : handler
-  // With recording off the request already runs with reporting disabled.
-  const scoped = spec.recorder.enabled ? Effect.locally(bounded, currentInvocation, run.handle) : bounded
-  return Effect.matchCause(Effect.withParentSpan(scoped, run.span), {
-    onSuccess: (value): Attempt =>
-      value === WRONG_SHAPE
+  const spanned = run.span === undefined ? bounded : Effect.withParentSpan(bounded, run.span)
+  const ended = {
+    onSuccess: (value: unknown): Attempt => {
+      if (run.release !== undefined) run.release()
+      return value === WRONG_SHAPE
         ? WRONG_SHAPE_ATTEMPT
         : value === TIMED_OUT
         ? {
@@ -300,8 +328,10 @@ export const attempt = (
             ? `timed out after ${Duration.format(spec.execution.timeout)}`
             : "timed out"
         }
-        : { _tag: "Value", value },
-    onFailure: (cause): Attempt => {
+        : { _tag: "Value", value }
+    },
+    onFailure: (cause: Cause.Cause<unknown>): Attempt => {
+      if (run.release !== undefined) run.release()
       if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
       const failure = Cause.failureOption(cause)
       // The handler's own error value: Effect may have wrapped it to carry the span.
@@ -309,6 +339,24 @@ export const attempt = (
         ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
         : { _tag: "Panic", cause }
     }
+  }
+  // With recording off the request already runs with reporting disabled.
+  if (!spec.recorder.enabled) return Effect.matchCause(spanned, ended)
+  return Effect.withFiberRuntime((fiber) => {
+    const slot = fiber.getFiberRef(currentInvocation)
+    if (slot === sharedSlot) {
+      // A fiber without a slot of its own (outside a request): scope one.
+      return Effect.matchCause(Effect.locally(spanned, currentInvocation, slotFor(run.handle)), ended)
+    }
+    // The handler reports into this run; the slot is given back when it ends
+    // (or, if the fiber is interrupted inside it, when the run is finished).
+    const previous = slot.current
+    slot.current = run.handle
+    run.release = () => {
+      run.release = undefined
+      slot.current = previous
+    }
+    return Effect.matchCause(spanned, ended)
   })
 }
 
