@@ -32,12 +32,68 @@ export declare namespace AfterExecution {
   }
 }
 
+const isPlain = (u: object): u is { readonly [key: string]: unknown } => {
+  const proto: unknown = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
 const deepFreeze = <A>(value: A): A => {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value)
     for (const v of Object.values(value)) deepFreeze(v)
   }
   return value
+}
+
+/**
+ * The frozen deep copy walk. Results are JSON-shaped (steps, plans, JSON
+ * outputs), so plain objects and arrays are copied directly — several times
+ * cheaper than `structuredClone` — while keeping its semantics: shared
+ * references and cycles stay shared (a step is both in its phase and in
+ * `steps`), holes stay holes, an own `__proto__` key stays a key, and
+ * anything else is left to `structuredClone` (which also refuses functions
+ * and symbols, as before).
+ */
+const frozenCopy = (value: unknown, copies: Map<object, unknown>): unknown => {
+  if (typeof value !== "object" || value === null) {
+    return typeof value === "function" || typeof value === "symbol" ? structuredClone(value) : value
+  }
+  const known = copies.get(value)
+  if (known !== undefined) return known
+  if (Array.isArray(value)) {
+    const out: Array<unknown> = new Array(value.length)
+    copies.set(value, out)
+    for (let i = 0; i < value.length; i++) if (i in value) out[i] = frozenCopy(value[i], copies)
+    return Object.freeze(out)
+  }
+  if (!isPlain(value)) {
+    const out = deepFreeze(structuredClone(value))
+    copies.set(value, out)
+    return out
+  }
+  const out: Record<string, unknown> = {}
+  copies.set(value, out)
+  for (const key of Object.keys(value)) {
+    const v = frozenCopy(value[key], copies)
+    // Assigning `__proto__` would set the prototype instead of the key.
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+    } else {
+      out[key] = v
+    }
+  }
+  return Object.freeze(out)
+}
+
+/**
+ * What every hook observes: a deeply frozen copy of the results, so no hook
+ * can change what synthesis sees (C11).
+ */
+const snapshot = <A>(value: A): A => {
+  const copy = frozenCopy(value, new Map())
+  // The copy has the value's shape: every plain object and array is rebuilt
+  // key for key, everything else comes from `structuredClone`.
+  return copy as A
 }
 
 /**
@@ -59,7 +115,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
     participants.length === 0 ? Effect.void : guarded((inflight) =>
       Effect.gen(function*() {
         // Observe-only: every hook sees the same frozen copy.
-        const view = deepFreeze(structuredClone(results))
+        const view = snapshot(results)
         const completed: Array<boolean> = []
         for (let sequence = 0; sequence < participants.length; sequence++) {
           const participant = participants[sequence]!

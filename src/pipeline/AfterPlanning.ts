@@ -3,9 +3,10 @@
  * phase on the final validated plan, before HITL, persistence and execution.
  * Copy-on-write and chained: each hook gets a private copy of the last valid
  * plan; its result is revalidated in full (the model-only normalizer does
- * not run). An ordinary hook's error, wrong type or invalid plan keeps the
- * last valid plan (`fail_open / continue / hook_error`) and never triggers
- * re-planning. The required hook — always last — fails closed with
+ * not run) unless it is exactly the plan it was handed. An ordinary hook's
+ * error, wrong type or invalid plan keeps the last valid plan
+ * (`fail_open / continue / hook_error`) and never triggers re-planning.
+ * The required hook — always last — fails closed with
  * `RequiredAfterPlanningError`.
  *
  * @since 0.1.0
@@ -80,6 +81,39 @@ const samePlan = (a: RoutingPlan, b: RoutingPlan): boolean =>
     })
   )
 
+const isPlain = (u: object): u is { readonly [key: string]: unknown } => {
+  const proto: unknown = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+const isEnumerable = Object.prototype.propertyIsEnumerable
+
+/**
+ * Whether a hook returned exactly the plan it was handed: plain objects and
+ * arrays with the same enumerable keys at every level and `Object.is`
+ * leaves. Deliberately stricter than `samePlan`: anything validation could
+ * judge differently (a class instance, a hole, a hidden or extra key, an
+ * omitted default, -0) counts as a change and takes the full path. `last`
+ * is always a validated plan (the planner's, or one this stage accepted),
+ * so a plan identical to it would revalidate to itself unchanged.
+ */
+const identical = (a: unknown, b: unknown): boolean => {
+  if (Object.is(a, b)) return true
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!identical(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false
+  const keys = Object.keys(b)
+  if (Object.keys(a).length !== keys.length) return false
+  for (const key of keys) {
+    if (!isEnumerable.call(a, key) || !identical(a[key], b[key])) return false
+  }
+  return true
+}
+
 /** An after-planning run: its phase is always known. */
 type PhaseSpec = InvocationSpec<RoutingPlan> & { readonly phase: number }
 
@@ -107,6 +141,12 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
           const required = participant.failure === "fail_closed"
           const onError = failureDecision(participant.failure, "hook_error")
           const last = current
+          const accepted = (value: RoutingPlan, changed: boolean): Verdict<RoutingPlan> => ({
+            _tag: "Accept",
+            value,
+            decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
+            contribution: changed ? value : undefined
+          })
           const spec: PhaseSpec = {
             point: "after_planning",
             hookName,
@@ -120,6 +160,11 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
             // The hook gets its private copy of the last valid plan.
             call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
             accept: (value): Verdict<RoutingPlan> => {
+              // The common case — the plan handed back as it was given — needs
+              // no decoding or revalidation; it is recorded exactly as an
+              // unchanged revalidated plan is below (no contribution). It
+              // goes on as `last`, not the copy the hook may still hold.
+              if (identical(value, last)) return accepted(last, false)
               if (value === undefined || value === null || typeof value !== "object") {
                 return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError, reason: "wrong_shape" }
               }
@@ -131,12 +176,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
               if (changed && !allows(grant, "plan_rewrite")) {
                 return undeclaredContribution(participant.failure, "changed the plan", "plan_rewrite")
               }
-              return {
-                _tag: "Accept",
-                value: validated.right,
-                decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
-                contribution: changed ? validated.right : undefined
-              }
+              return accepted(validated.right, changed)
             }
           }
           const skip = skipped(participant, participants, completed, spec, requiredUnmet)

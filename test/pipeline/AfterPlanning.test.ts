@@ -1,6 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
-import { Approval, Hook, HookEffects, type RoutingPlan, ToolRegistry } from "effect-agent-pipeline"
+import { Deferred, Effect, Either } from "effect"
+import {
+  AfterPlanning,
+  Approval,
+  type ExecutionRecord,
+  Hook,
+  HookEffects,
+  PipelineContext,
+  PlanValidation,
+  Policy,
+  RequestRecorder,
+  type RoutingPlan,
+  type Subscription,
+  ToolRegistry
+} from "effect-agent-pipeline"
 import { allowedOperations, OperationNotAllowed } from "../../examples/plan-policy/PlanPolicy.js"
 import { ExecuteTrade } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, tradeStep, weatherStep } from "../support/Harness.js"
@@ -336,5 +349,254 @@ describe("the required hook's failure stays the cause (seed 000 §7.4)", () => {
       expect(error.cause).toBeInstanceOf(Error)
       expect(error.detail).toContain("ghost")
       expect(error.cause instanceof Error && error.cause.message).toBe(error.detail)
+    }))
+})
+
+describe("AfterPlanning: an unchanged plan needs no revalidation (C8)", () => {
+  // Nested parameters, metadata, dependencies and reasoning: every part the
+  // unchanged check compares.
+  const nested = {
+    steps: [
+      quoteStep("s1", "ACME", { metadata: { tags: ["a", { b: 1, c: null }], note: "" } }),
+      weatherStep("s2", "{{steps.s1.output.symbol}}", { depends_on: ["s1"] })
+    ],
+    terminal: true,
+    reasoning: "quote, then weather"
+  }
+  const runsOf = (record: ExecutionRecord.ExecutionRecord) =>
+    record.hookInvocations
+      .filter((i) => i.stage === "after_planning")
+      .map((i) => [i.name, i.status, i.decision, i.contributionHash])
+  // A step as a JavaScript hook sees it: freely mutable.
+  type MutableStep = { parameters: Record<string, unknown>; depends_on: Array<string>; metadata: unknown }
+  const inPlace = (
+    name: string,
+    mutate: (step: MutableStep) => void,
+    capabilities: ReadonlyArray<"plan_rewrite"> = ["plan_rewrite"]
+  ) =>
+    Hook.make({
+      name,
+      capabilities,
+      afterPlanning: (_c, p) =>
+        Effect.sync(() => {
+          // What a JavaScript hook may do: mutate its private copy and return it.
+          mutate(p.steps[0] as unknown as MutableStep)
+          return p
+        })
+    })
+
+  it.effect("C8: the very copy, a structural copy or a rebuilt equal plan is accepted with no contribution and needs no plan_rewrite", () =>
+    Effect.gen(function*() {
+      const seen: Array<RoutingPlan.RoutingPlan> = []
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.make({ name: "same", capabilities: [], afterPlanning: (_c, p) => Effect.sync(() => (seen.push(p), p)) }),
+          Hook.make({ name: "cloned", capabilities: [], afterPlanning: (_c, p) => Effect.succeed(structuredClone(p)) }),
+          Hook.make({
+            name: "rebuilt",
+            capabilities: [],
+            afterPlanning: (_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { ...s.parameters } })) })
+          }),
+          Hook.required({ name: "gov", capabilities: [], afterPlanning: (_c, p) => Effect.succeed(p) })
+        ],
+        script: { plans: [nested], synthesis: "done" }
+      })
+      const result = yield* h.pipeline.process({ request: "q", requestId: "unchanged" })
+      expect(result._tag).toBe("Completed")
+      const record = yield* h.record("unchanged")
+      expect(runsOf(record)).toEqual([
+        ["same", "completed", undefined, undefined],
+        ["cloned", "completed", undefined, undefined],
+        ["rebuilt", "completed", undefined, undefined],
+        ["gov", "completed", { policy: "fail_closed", action: "continue", reason: "accepted" }, undefined]
+      ])
+      // The plan that ran is the plan the first hook was handed.
+      expect(record.phases[0]?.plan).toEqual(seen[0])
+      expect(record.phases[0]?.steps.map((s) => s.status)).toEqual(["succeeded", "succeeded"])
+    }))
+
+  it.effect("C8: a hook that mutates its private copy in place and returns it changed the plan: revalidated, recorded as a contribution, chained", () =>
+    Effect.gen(function*() {
+      const seen: Array<RoutingPlan.RoutingPlan> = []
+      const h = yield* makeHarness({
+        hooks: [
+          inPlace("nested", (s) => {
+            s.parameters.symbol = "MUT"
+          }),
+          passThrough("next", seen)
+        ],
+        script: { plans: [nested], synthesis: "done" }
+      })
+      yield* h.pipeline.process({ request: "q", requestId: "in-place" })
+      const record = yield* h.record("in-place")
+      const [mutator, next] = runsOf(record)
+      expect(mutator?.slice(0, 3)).toEqual(["nested", "completed", undefined])
+      expect(mutator?.[3]).toMatch(/^cyrb53:/)
+      expect(next).toEqual(["next", "completed", undefined, undefined])
+      expect(seen[0]?.steps[0]?.parameters).toEqual({ symbol: "MUT" })
+      expect(record.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "MUT" })
+    }))
+
+  it.effect("C8: an in-place change without plan_rewrite is refused as undeclared and the last valid plan runs", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        hooks: [
+          inPlace("sneaky", (s) => {
+            s.parameters.symbol = "MUT"
+          }, [])
+        ],
+        script: { plans: [nested], synthesis: "done" }
+      })
+      yield* h.pipeline.process({ request: "q", requestId: "undeclared" })
+      const record = yield* h.record("undeclared")
+      expect(runsOf(record)).toEqual([
+        ["sneaky", "failed", { policy: "fail_open", action: "continue", reason: "undeclared_contribution" }, undefined]
+      ])
+      expect(record.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "ACME" })
+    }))
+
+  class Meta {}
+  for (
+    const [label, mutate, error] of [
+      [
+        "a class instance for an empty metadata object (structurally equal, not JSON)",
+        (s: MutableStep) => {
+          s.metadata = new Meta()
+        },
+        /invalid plan \(decode\)/
+      ],
+      [
+        "a dependency on a missing step",
+        (s: MutableStep) => {
+          s.depends_on.push("ghost")
+        },
+        /unknown_dependency/
+      ],
+      [
+        "an undefined parameter",
+        (s: MutableStep) => {
+          s.parameters.extra = undefined
+        },
+        /invalid plan \(decode\)/
+      ]
+    ] as const
+  ) {
+    it.effect(`C8: an in-place mutation to ${label} is still fully validated and keeps the last valid plan`, () =>
+      Effect.gen(function*() {
+        const h = yield* makeHarness({
+          hooks: [Hook.make({
+            name: "vandal",
+            afterPlanning: (_c, p) =>
+              Effect.sync(() => {
+                mutate(p.steps[0] as unknown as MutableStep)
+                return p
+              })
+          })],
+          script: { plans: [plan([quoteStep("s1", "ACME")])], synthesis: "done" }
+        })
+        const result = yield* h.pipeline.process({ request: "q", requestId: "vandal" })
+        expect(result._tag).toBe("Completed")
+        const record = yield* h.record("vandal")
+        const run = record.hookInvocations.find((i) => i.name === "vandal")
+        expect(run?.status).toBe("failed")
+        expect(run?.error).toMatch(error)
+        expect(run?.decision).toEqual({ policy: "fail_open", action: "continue", reason: "hook_error" })
+        expect(record.phases[0]?.plan.steps[0]).toMatchObject({ parameters: { symbol: "ACME" }, depends_on: [], metadata: {} })
+        const ran = result._tag === "Completed" ? result.response.phases[0]?.plan.steps[0] : undefined
+        expect(ran?.parameters).toEqual({ symbol: "ACME" })
+        expect(ran?.depends_on).toEqual([])
+        expect(Object.getPrototypeOf(ran?.metadata)).toBe(Object.prototype)
+      }))
+  }
+})
+
+describe("AfterPlanning stage: what an unchanged plan costs (C8)", () => {
+  // The stage alone, with a validation context that counts its tool lookups:
+  // every full validation of this plan consults `hasTool` once per step.
+  const counting = () => {
+    let lookups = 0
+    const validation: PlanValidation.ValidationContext = {
+      hasTool: () => (lookups++, true),
+      priorStepIds: new Set(["p1"])
+    }
+    return { validation, lookups: () => lookups }
+  }
+  const raw = {
+    steps: [
+      quoteStep("s1", "ACME", { metadata: { tags: ["a", { b: 1 }] } }),
+      weatherStep("s2", "{{steps.s1.output.symbol}} {{steps.p1.output}}", { depends_on: ["s1"], implicit_deps: ["p1"] })
+    ],
+    reasoning: "why"
+  }
+  const stage = (handler: AfterPlanning.Handler) => {
+    const participant: Subscription.Participant<AfterPlanning.Handler> = {
+      id: "h",
+      index: 0,
+      point: "after_planning",
+      handler,
+      spanName: "pipeline.hook.after_planning.h",
+      enabled: true,
+      execution: Policy.blocking,
+      failure: "fail_open",
+      grant: "all",
+      after: []
+    }
+    return AfterPlanning.make([participant])
+  }
+  const request = {
+    context: { requestId: PipelineContext.RequestId.make("stage"), request: "q", metadata: {}, enrichments: {} },
+    recorder: RequestRecorder.disabled({
+      schemaVersion: 1,
+      requestId: "stage",
+      recordRevision: 0,
+      mode: "pipeline",
+      request: "q",
+      metadata: {},
+      phases: [],
+      hookInvocations: [],
+      diagnostics: []
+    })
+  }
+  const runWith = (handler: AfterPlanning.Handler) =>
+    Effect.gen(function*() {
+      const { lookups, validation } = counting()
+      const planned = yield* Either.match(PlanValidation.validate(raw, validation), {
+        onLeft: (error) => Effect.die(error),
+        onRight: Effect.succeed
+      })
+      const before = lookups()
+      const out = yield* stage(handler).run(request, planned, { phase: 1, priorStepIds: ["p1"], validation })
+      return { planned, out, revalidations: (lookups() - before) / planned.steps.length }
+    })
+
+  it.effect("C8: a plan handed back as given, or rebuilt equal, is not revalidated and goes on as the validated plan", () =>
+    Effect.gen(function*() {
+      let handed: RoutingPlan.RoutingPlan | undefined
+      const same = yield* runWith((_c, p) => Effect.sync(() => (handed = p)))
+      expect(same.revalidations).toBe(0)
+      // The validated plan goes on, not the copy the hook still holds.
+      expect(same.out).toBe(same.planned)
+      expect(handed).not.toBe(same.planned)
+      expect(handed).toEqual(same.planned)
+      const rebuilt = yield* runWith((_c, p) => Effect.succeed(structuredClone(p)))
+      expect(rebuilt.revalidations).toBe(0)
+      expect(rebuilt.out).toBe(rebuilt.planned)
+    }))
+
+  it.effect("C8: a copy mutated in place, or a plan not exactly the one handed (an extra key), is revalidated", () =>
+    Effect.gen(function*() {
+      const changed = yield* runWith((_c, p) =>
+        Effect.sync(() => {
+          const parameters = p.steps[0]!.parameters as Record<string, unknown>
+          parameters.symbol = "MUT"
+          return p
+        })
+      )
+      expect(changed.revalidations).toBe(1)
+      expect(changed.out.steps[0]?.parameters).toEqual({ symbol: "MUT" })
+      const extraKey = yield* runWith((_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, note: 1 })) }))
+      // Full validation decides: it drops the key and finds no change.
+      expect(extraKey.revalidations).toBe(1)
+      expect(extraKey.out).toEqual(extraKey.planned)
     }))
 })

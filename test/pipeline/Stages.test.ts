@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
-import { Hook, PromptBuilder } from "effect-agent-pipeline"
+import { AfterExecution, Hook, PipelineContext, Policy, PromptBuilder, RequestRecorder, type Subscription } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
 
 const twoPhases = {
@@ -54,6 +54,114 @@ describe("AfterExecution", () => {
       const inv = (yield* h.record("tamper")).hookInvocations[0]
       expect(inv?.outcome).toBe("failed")
       expect(inv?.decision).toEqual({ policy: "fail_open", action: "continue", reason: "hook_error" })
+    }))
+
+  it.effect("C11: observe-only — every hook sees one deeply frozen copy; nested writes are refused and never reach synthesis, the response or the record", () =>
+    Effect.gen(function*() {
+      const views: Array<Hook.ExecutionResults> = []
+      const writes: Array<boolean> = []
+      const writer = Hook.make({
+        name: "writer",
+        afterExecution: (_c, results) =>
+          Effect.sync(() => {
+            views.push(results)
+            // Reflect reports a refused write instead of throwing, so the hook completes.
+            writes.push(
+              Reflect.set(results.steps[0]!.output as object, "symbol", "FORGED"),
+              Reflect.set(results.phases[0]!.plan.steps[0]!.parameters, "symbol", "FORGED"),
+              Reflect.set(results.steps, "0", null),
+              Reflect.deleteProperty(results.phases[0]!.steps[0]!, "output")
+            )
+          })
+      })
+      const reader = Hook.make({ name: "reader", afterExecution: (_c, results) => Effect.sync(() => void views.push(results)) })
+      const h = yield* makeHarness({
+        hooks: [writer, reader],
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "x" }
+      })
+      const result = yield* h.pipeline.process({ request: "q", requestId: "frozen" })
+      expect(writes).toEqual([false, false, false, false])
+      const [view, again] = views
+      expect(again).toBe(view)
+      expect(Object.isFrozen(view?.steps[0]?.output)).toBe(true)
+      expect(Object.isFrozen(view?.phases[0]?.plan.steps[0]?.parameters)).toBe(true)
+      // One snapshot of the results: a step is the same object in its phase and in `steps`.
+      expect(view?.steps[0]).toBe(view?.phases[0]?.steps[0])
+      const synthesisPrompt = h.prompts.find((p) => p.kind === "text")?.prompt ?? ""
+      expect(PromptBuilder.readSection(synthesisPrompt, "step_results")).not.toContain("FORGED")
+      if (result._tag !== "Completed") return expect.unreachable(result._tag)
+      const real = result.response.phases[0]?.steps[0]
+      // The real results are neither shared with the hooks nor frozen.
+      expect(real).not.toBe(view?.steps[0])
+      expect(Object.isFrozen(real?.output)).toBe(false)
+      expect(real?.output).toMatchObject({ symbol: "ACME" })
+      expect(result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "ACME" })
+      const record = yield* h.record("frozen")
+      expect(record.phases[0]?.steps[0]?.output).toMatchObject({ symbol: "ACME" })
+      expect(record.hookInvocations.map((i) => [i.name, i.status])).toEqual([["writer", "completed"], ["reader", "completed"]])
+    }))
+
+  it.effect("C11: the view is what a structured clone was, deeply frozen: shared steps, holes, own __proto__ keys and class instances as before", () =>
+    Effect.gen(function*() {
+      const participant = (id: string, handler: AfterExecution.Handler): Subscription.Participant<AfterExecution.Handler> => ({
+        id,
+        index: 0,
+        point: "after_execution",
+        handler,
+        spanName: `pipeline.hook.after_execution.${id}`,
+        enabled: true,
+        execution: Policy.blocking,
+        failure: "fail_open",
+        grant: "all",
+        after: []
+      })
+      const nullProto: Record<string, unknown> = Object.create(null)
+      nullProto.k = [1, 2]
+      const output = JSON.parse("{\"__proto__\":{\"own\":true},\"list\":[1,{\"a\":null}],\"s\":\"x\"}")
+      const step = {
+        step_id: "s1",
+        namespace: "n",
+        agent: "a",
+        capability: "c",
+        status: "succeeded" as const,
+        output,
+        startedAt: 1,
+        duration: 2
+      }
+      // Not JSON, but a structured clone kept them: the view must too.
+      const odd = { ...step, step_id: "s2", holes: [1, , 3], nullProto, when: new Date(0), error: undefined }
+      const phase = { phase: 1, plan: { steps: [], terminal: true }, steps: [step, odd] }
+      const results = { phases: [phase], steps: [step, odd] }
+      const expected = structuredClone(results)
+      let view: Hook.ExecutionResults | undefined
+      const stage = AfterExecution.make(
+        [participant("observer", (_c, r) => Effect.sync(() => void (view = r)))],
+        (_policy, run) => Effect.asVoid(Effect.forkDaemon(run))
+      )
+      yield* stage.run({
+        context: { requestId: PipelineContext.RequestId.make("view"), request: "q", metadata: {}, enrichments: {} },
+        recorder: RequestRecorder.disabled({
+          schemaVersion: 1,
+          requestId: "view",
+          recordRevision: 0,
+          mode: "pipeline",
+          request: "q",
+          metadata: {},
+          phases: [],
+          hookInvocations: [],
+          diagnostics: []
+        })
+      }, results)
+      expect(view).toStrictEqual(expected)
+      expect(view?.steps[1]).toBe(view?.phases[0]?.steps[1])
+      expect(Object.keys(view?.steps[0]?.output ?? {})).toEqual(["__proto__", "list", "s"])
+      expect(Object.getPrototypeOf(view?.steps[0]?.output)).toBe(Object.prototype)
+      const frozen = (u: unknown): boolean =>
+        typeof u !== "object" || u === null || (Object.isFrozen(u) && Object.values(u).every(frozen))
+      expect(frozen(view)).toBe(true)
+      // The results themselves are untouched.
+      expect(frozen(results)).toBe(false)
+      expect(Object.isFrozen(step)).toBe(false)
     }))
 
   it.effect("C11: failures fail open", () =>
