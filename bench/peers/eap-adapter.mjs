@@ -17,6 +17,9 @@
 //   the default PromptBuilder renders it in both the planning and the
 //   synthesis prompt, and the fake model checks both (×2 seen).
 // - Redaction: one AfterSynthesis hook (×1).
+// - Every hook handler is a plain synchronous function marked with
+//   `Hook.sync` (like the peers' middleware functions); the library runs it
+//   with the same policies, records and spans as an Effect handler.
 // - Each H unit is one hook with the operation hooks closest to the peers'
 //   before-model, after-model and around-tool (the AI SDK's transformParams,
 //   wrapGenerate and execute wrapper):
@@ -93,32 +96,28 @@ export async function build(H, C, { recording, locate, scenario }) {
   const hooks = [
     Hook.make({
       name: "enrichment",
-      beforePlanning: () =>
-        Effect.sync(() => {
-          C.enrich++
-          return { enrichments: { rag_context: CONTEXT_1KB } }
-        })
+      beforePlanning: Hook.sync(() => {
+        C.enrich++
+        return { enrichments: { rag_context: CONTEXT_1KB } }
+      })
     })
   ]
   for (let i = 0; i < H; i++) {
     hooks.push(
       Hook.make({
         name: `noop_${i}`,
-        beforeInference: (_call, prompt) =>
-          Effect.sync(() => {
-            C.before[i]++
-            return prompt
-          }),
-        afterInference: (_call, text) =>
-          Effect.sync(() => {
-            C.after[i]++
-            return text
-          }),
+        beforeInference: Hook.sync((_call, prompt) => {
+          C.before[i]++
+          return prompt
+        }),
+        afterInference: Hook.sync((_call, text) => {
+          C.after[i]++
+          return text
+        }),
         around: {
-          toolExecution: () =>
-            Effect.sync(() => {
-              C.aroundTool[i]++
-            })
+          toolExecution: Hook.sync(() => {
+            C.aroundTool[i]++
+          })
         }
       })
     )
@@ -126,11 +125,10 @@ export async function build(H, C, { recording, locate, scenario }) {
   hooks.push(
     Hook.make({
       name: "redaction",
-      afterSynthesis: (_ctx, text) =>
-        Effect.sync(() => {
-          C.redact++
-          return redact(text)
-        })
+      afterSynthesis: Hook.sync((_ctx, text) => {
+        C.redact++
+        return redact(text)
+      })
     })
   )
 

@@ -234,6 +234,8 @@ export type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
 export { deny, Refusal } from "../runtime/OperationHooks.js"
 export type { Finish, ToolOutcome } from "../runtime/OperationHooks.js"
 export type { Capability } from "../runtime/Capability.js"
+export { sync } from "../runtime/SyncHandler.js"
+export type { SyncHandler } from "../runtime/SyncHandler.js"
 
 /**
  * Declares a hook (an identity function that fixes the type).

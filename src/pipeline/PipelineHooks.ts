@@ -14,6 +14,7 @@ import * as BackgroundPool from "../runtime/BackgroundPool.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
 import * as Operations from "../runtime/Operations.js"
+import { isSync } from "../runtime/SyncHandler.js"
 import { AfterExecution, make as makeAfterExecution } from "./AfterExecution.js"
 import { AfterPlanning, make as makeAfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
@@ -57,11 +58,12 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
   // the runner reports the wrong shape instead of crashing here.
   const provide = (returned: unknown): unknown =>
     Effect.isEffect(returned) ? provideServices(returned as Effect.Effect<unknown, unknown, R>, context) : returned
+  // A Hook.sync handler needs no services: it stays as it is (and keeps its fast path).
   const wrap = (f: unknown): unknown =>
-    typeof f === "function" ? (...args: Array<unknown>) => provide(f(...args)) : f
+    typeof f === "function" && !isSync(f) ? (...args: Array<unknown>) => provide(f(...args)) : f
   // An Around observer's finish callback needs the same services.
   const wrapAround = (f: unknown): unknown =>
-    typeof f === "function"
+    typeof f === "function" && !isSync(f)
       ? (...args: Array<unknown>) => {
         const returned: unknown = f(...args)
         return Effect.isEffect(returned)

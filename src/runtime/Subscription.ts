@@ -18,6 +18,7 @@ import { type HookPoint, isObserveOnly, TransformPoint } from "../domain/HookPoi
 import { InvalidHookSubscription } from "../domain/PipelineError.js"
 import type { Grant } from "./Capability.js"
 import { type ExecutionPolicy, type FailurePolicy, isDetached } from "./Policy.js"
+import { plainOf } from "./SyncHandler.js"
 
 /**
  * One hook's subscription, before validation. `handlers` maps each point it
@@ -49,6 +50,8 @@ export interface Participant<Handler> {
   readonly index: number
   readonly point: HookPoint
   readonly handler: Handler
+  /** The plain function of a handler marked `Hook.sync` (the synchronous fast path), computed once. */
+  readonly plain?: ((...args: ReadonlyArray<unknown>) => unknown) | undefined
   /** `pipeline.hook.<point>.<id>`, computed once. */
   readonly spanName: string
   readonly enabled: boolean
@@ -226,6 +229,7 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
         index: spec.index,
         point,
         handler: spec.handlers[point],
+        plain: plainOf(spec.handlers[point]),
         spanName: `pipeline.hook.${point}.${spec.id}`,
         enabled: spec.enabled,
         execution: spec.execution,

@@ -5,7 +5,7 @@
  * observes and cannot change the outcome: its failures fail open. A
  * detached observer begins and finishes after the run, in the pool.
  */
-import { Cause, Clock, Effect, Exit } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
 import { HookDenied } from "../../domain/PipelineError.js"
 import type { Finish } from "../OperationHooks.js"
@@ -14,17 +14,22 @@ import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
+  type Attempt,
   attempt,
+  callPlain,
+  clockOf,
   type Detach,
   failureDecision,
   failureText,
   openRun,
+  openRunNow,
   propagateInterruption,
   propagatePanic,
   recordSkipped,
   type Run,
   startDetached
 } from "./run.js"
+import { collects } from "./spans.js"
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
   if (Exit.isSuccess(exit)) return "completed"
@@ -42,6 +47,42 @@ interface Observing {
   readonly spec: OperationRunSpec
 }
 
+/** How an observer's begin ended: observing, or recorded as failed (fail open). */
+const settleBegin = (run: Run, spec: OperationRunSpec, ended: Attempt): Effect.Effect<Observing | undefined> => {
+  switch (ended._tag) {
+    case "Value":
+      if (ended.value === undefined || typeof ended.value === "function") {
+        // A value of function type is the observer's finish callback.
+        const finish = ended.value as Finish | undefined
+        return Effect.succeed({ run, finish, spec })
+      }
+      return Effect.as(
+        run.finish({
+          status: "failed",
+          error: "an Around observer must return a finish function or nothing",
+          decision: failureDecision("fail_open", "hook_error")
+        }, Exit.void),
+        undefined
+      )
+    case "WrongShape":
+      return Effect.as(
+        run.finish({ status: "failed", error: "hook handler did not return an Effect", decision: failureDecision("fail_open", "hook_error") }, Exit.void),
+        undefined
+      )
+    case "TimedOut":
+      return Effect.as(run.finish({ status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") }, Exit.void), undefined)
+    case "Failed":
+      return Effect.as(
+        run.finish({ status: "failed", error: failureText(ended.error), decision: failureDecision("fail_open", "hook_error") }, Exit.failCause(ended.cause)),
+        undefined
+      )
+    case "Panic":
+      return propagatePanic(run, "fail_open", ended.cause)
+    case "Interrupted":
+      return propagateInterruption(run)
+  }
+}
+
 /** Begins one observer; a failing begin is recorded at once (fail open). */
 const begin = (
   participant: Participant<AnyAround>,
@@ -50,40 +91,7 @@ const begin = (
   handle?: InvocationHandle
 ): Effect.Effect<Observing | undefined> =>
   Effect.flatMap(openRun(spec, undefined, handle), (run) =>
-    Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended): Effect.Effect<Observing | undefined> => {
-      switch (ended._tag) {
-        case "Value":
-          if (ended.value === undefined || typeof ended.value === "function") {
-            // A value of function type is the observer's finish callback.
-            const finish = ended.value as Finish | undefined
-            return Effect.succeed({ run, finish, spec })
-          }
-          return Effect.as(
-            run.finish({
-              status: "failed",
-              error: "an Around observer must return a finish function or nothing",
-              decision: failureDecision("fail_open", "hook_error")
-            }, Exit.void),
-            undefined
-          )
-        case "WrongShape":
-          return Effect.as(
-            run.finish({ status: "failed", error: "hook handler did not return an Effect", decision: failureDecision("fail_open", "hook_error") }, Exit.void),
-            undefined
-          )
-        case "TimedOut":
-          return Effect.as(run.finish({ status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") }, Exit.void), undefined)
-        case "Failed":
-          return Effect.as(
-            run.finish({ status: "failed", error: failureText(ended.error), decision: failureDecision("fail_open", "hook_error") }, Exit.failCause(ended.cause)),
-            undefined
-          )
-        case "Panic":
-          return propagatePanic(run, "fail_open", ended.cause)
-        case "Interrupted":
-          return propagateInterruption(run)
-      }
-    }))
+    Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended) => settleBegin(run, spec, ended)))
 
 /** Ends one observer with the run's result. */
 const end = (observing: Observing, result: Result): Effect.Effect<void> => {
@@ -131,41 +139,73 @@ export const makeObserve = (
         return end(begun, result)
       }))
 
-  /** Begins the observers of a run; returns how to end them with the run's exit. */
+  /**
+   * Begins the observers of a run; returns how to end them with the run's
+   * exit. `Hook.sync` observers begin (and, without a finish callback, end)
+   * in one synchronous loop while spans are not collected.
+   */
   return (call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((fiber) => {
       const observers = participants.around(call.operation)
       const open: Array<Observing> = []
       const later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
       const completed: Array<boolean> = []
-      const begins = Effect.forEach(observers, (participant, i) => {
-        const spec = specOf(participant, i, call, recorder)
-        const reason = skipReason(participant, completed)
-        if (reason !== undefined) {
-          completed[i] = false
-          return recordSkipped(spec, reason)
+      const fast = !collects(fiber)
+      const clock = clockOf(fiber)
+      const observed = (i: number) => (observing: Observing | undefined) => {
+        if (observing !== undefined) open.push(observing)
+        else completed[i] = false
+      }
+      const begins = (start: number): Effect.Effect<void> => {
+        for (let i = start; i < observers.length; i++) {
+          const participant = observers[i]!
+          const spec = specOf(participant, i, call, recorder)
+          const reason = skipReason(participant, completed)
+          if (reason !== undefined) {
+            completed[i] = false
+            return Effect.zipRight(recordSkipped(spec, reason), Effect.suspend(() => begins(i + 1)))
+          }
+          completed[i] = true
+          if (isDetached(participant.execution)) {
+            later.push([participant, spec])
+            continue
+          }
+          const plain = participant.plain
+          if (!fast || plain === undefined || participant.execution._tag !== "Blocking") {
+            return Effect.zipRight(Effect.map(begin(participant, spec, call), observed(i)), Effect.suspend(() => begins(i + 1)))
+          }
+          const run = openRunNow(spec, clock)
+          const ended = callPlain(() => plain(call))
+          if (ended._tag === "Value" && ended.value === undefined) {
+            open.push({ run, finish: undefined, spec })
+            continue
+          }
+          return Effect.zipRight(Effect.map(settleBegin(run, spec, ended), observed(i)), Effect.suspend(() => begins(i + 1)))
         }
-        completed[i] = true
-        if (isDetached(participant.execution)) {
-          later.push([participant, spec])
-          return Effect.void
-        }
-        return Effect.map(begin(participant, spec, call), (observing) => {
-          if (observing !== undefined) open.push(observing)
-          else completed[i] = false
-        })
-      }, { discard: true })
+        return Effect.void
+      }
       const ends = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
-        Clock.clockWith((clock) => {
+        Effect.suspend(() => {
+          const endedAt = clock.unsafeCurrentTimeMillis()
           const error = errorOf(exit)
           const result: Result = error === undefined
-            ? { outcome: outcomeOf(exit), endedAt: clock.unsafeCurrentTimeMillis() }
-            : { outcome: outcomeOf(exit), endedAt: clock.unsafeCurrentTimeMillis(), error }
-          return Effect.zipRight(
-            Effect.forEach(open.reverse(), (observing) => end(observing, result), { discard: true }),
-            Effect.forEach(later, ([participant, spec]) => observeDetached(participant, spec, call, result), { discard: true })
-          )
+            ? { outcome: outcomeOf(exit), endedAt }
+            : { outcome: outcomeOf(exit), endedAt, error }
+          // Last begun, first ended. Observers without a finish callback end
+          // at once, until one has a callback: from there on, in order.
+          const pending: Array<Effect.Effect<void>> = []
+          for (let i = open.length - 1; i >= 0; i--) {
+            const observing = open[i]!
+            if (pending.length === 0 && observing.finish === undefined) {
+              const rest = observing.run.finishNow({ status: "completed" }, Exit.void)
+              if (rest !== Effect.void) pending.push(rest)
+            } else {
+              pending.push(end(observing, result))
+            }
+          }
+          for (const [participant, spec] of later) pending.push(observeDetached(participant, spec, call, result))
+          return pending.length === 0 ? Effect.void : Effect.all(pending, { discard: true })
         })
-      return Effect.as(begins, ends)
+      return Effect.as(begins(0), ends)
     })
 }

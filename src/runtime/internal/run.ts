@@ -27,6 +27,7 @@ import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason, unmetDependencies } from "../Subscription.js"
 import { contributionHash } from "./hash.js"
 import { collects } from "./spans.js"
+import type { RuntimeFiber } from "effect/Fiber"
 
 /** A trace event added to the run's span before it ends. */
 export interface SpanEvent {
@@ -148,6 +149,11 @@ export interface Run {
   readonly span: Tracer.Span | undefined
   readonly handle: InvocationHandle
   readonly finish: (ending: Ending, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
+  /**
+   * {@link finish} applied now (from inside a running effect); returns what
+   * is left to do — `Effect.void` until the request's record is finalized.
+   */
+  readonly finishNow: (ending: Ending, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
   /** Set by {@link attempt} while the handler runs: gives the fiber's reporting slot back. */
   release: (() => void) | undefined
 }
@@ -190,29 +196,67 @@ const makeRun = (
   // recorded once per run), unless the caller made it earlier.
   const handle = given ?? spec.recorder.startInvocation()
   const startedAt = clock.unsafeCurrentTimeMillis()
-  const t0 = clock.unsafeCurrentTimeNanos()
+  const t0 = elapsedMillis(clock)
   let finished = false
+  const finishNow = (ending: Ending, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
+    if (finished) return Effect.void
+    finished = true
+    // Interrupted inside the handler: the slot is given back here.
+    if (run.release !== undefined) run.release()
+    if (span !== undefined) endSpan(span, ending, exit, clock)
+    const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
+      entryOf(spec, ending.status, startedAt, elapsedMillis(clock) - t0)
+    if (ending.error !== undefined) entry.error = ending.error
+    if (ending.decision !== undefined) entry.decision = ending.decision
+    if (ending.attempts !== undefined) entry.attempts = ending.attempts
+    if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
+    return handle.completeNow(entry, ending.effects)
+  }
   const run: Run = {
     span,
     handle,
     release: undefined,
-    finish: (ending, exit) =>
-      Effect.suspend(() => {
-        if (finished) return Effect.void
-        finished = true
-        // Interrupted inside the handler: the slot is given back here.
-        if (run.release !== undefined) run.release()
-        if (span !== undefined) endSpan(span, ending, exit, clock)
-        const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
-          entryOf(spec, ending.status, startedAt, Number(clock.unsafeCurrentTimeNanos() - t0) / 1e6)
-        if (ending.error !== undefined) entry.error = ending.error
-        if (ending.decision !== undefined) entry.decision = ending.decision
-        if (ending.attempts !== undefined) entry.attempts = ending.attempts
-        if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
-        return handle.completeNow(entry, ending.effects)
-      })
+    finishNow,
+    finish: (ending, exit) => Effect.suspend(() => finishNow(ending, exit))
   }
   return run
+}
+
+let liveClock: Clock.Clock | undefined
+
+/**
+ * A monotonic time in milliseconds for durations: `performance.now()` on
+ * Effect's live clock (no BigInt per reading), else the installed clock's
+ * nanoseconds (a `TestClock` keeps durations deterministic).
+ */
+const elapsedMillis = (clock: Clock.Clock): number =>
+  clock === (liveClock ??= Effect.runSync(Effect.clock))
+    ? performance.now()
+    : Number(clock.unsafeCurrentTimeNanos()) / 1e6
+
+/** The clock a fiber runs with. */
+export const clockOf = (fiber: RuntimeFiber<unknown, unknown>): Clock.Clock =>
+  Context.get(fiber.currentDefaultServices, Clock.Clock)
+
+/**
+ * Opens a run without a span, synchronously: the synchronous fast path,
+ * taken only when spans are not collected (see `spans.ts`).
+ */
+export const openRunNow = (
+  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
+  clock: Clock.Clock
+): Run => makeRun(spec, clock, undefined, undefined)
+
+/**
+ * Calls a `Hook.sync` handler's plain function: its value, or the panic its
+ * exception is (as `Effect.sync` would make it).
+ */
+export const callPlain = (call: () => unknown): Attempt => {
+  try {
+    return { _tag: "Value", value: call() }
+  } catch (defect) {
+    return { _tag: "Panic", cause: Cause.die(defect) }
+  }
 }
 
 /**
@@ -225,7 +269,7 @@ export const openRun = (
   given?: InvocationHandle | undefined
 ): Effect.Effect<Run> =>
   Effect.withFiberRuntime((fiber) => {
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const clock = clockOf(fiber)
     if (!collects(fiber)) return Effect.succeed(makeRun(spec, clock, undefined, given))
     const attributes = spanAttributes(spec)
     return Effect.map(

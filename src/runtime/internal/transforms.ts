@@ -17,8 +17,21 @@ import type { TransformValues } from "../OperationHooks.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import type { Participant } from "../Subscription.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
-import type { AnyTransform, SpecOf } from "./participants.js"
-import { attempt, failureText, openRun, propagateInterruption, propagatePanic, type Run, skipped } from "./run.js"
+import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
+import {
+  type Attempt,
+  attempt,
+  callPlain,
+  clockOf,
+  failureText,
+  openRun,
+  openRunNow,
+  propagateInterruption,
+  propagatePanic,
+  type Run,
+  skipped
+} from "./run.js"
+import { collects } from "./spans.js"
 
 /** Does a transform's value have the point's shape? */
 const validValue = (point: TransformPoint, value: unknown): string | undefined => {
@@ -56,9 +69,42 @@ const validValue = (point: TransformPoint, value: unknown): string | undefined =
 const sameValue = (a: unknown, b: unknown): boolean =>
   a === b || (Json.isJson(a) && Json.isJson(b) && Json.equals(a, b))
 
+/** What a transform's returned value means at its point. */
+type Judged<V> =
+  | { readonly _tag: "Next"; readonly value: V; readonly changed: boolean }
+  | { readonly _tag: "Refused"; readonly error: string; readonly why: HookFailed["reason"]; readonly reason: HookDecision["reason"] }
+
+const judge = <P extends TransformPoint>(
+  point: P,
+  participant: Participant<AnyTransform>,
+  input: TransformValues[P],
+  value: unknown
+): Judged<TransformValues[P]> => {
+  const invalid = validValue(point, value)
+  if (invalid !== undefined) return { _tag: "Refused", error: invalid, why: "wrong_shape", reason: "hook_error" }
+  // validValue checked the point's shape.
+  const next = value as TransformValues[P]
+  const changed = !sameValue(next, input)
+  const capability = rewriteCapability[point]
+  if (changed && capability !== undefined && !allows(participant.grant, capability)) {
+    return {
+      _tag: "Refused",
+      error: `undeclared contribution: rewrote ${point} without the "${capability}" capability`,
+      why: "undeclared_contribution",
+      reason: "undeclared_contribution"
+    }
+  }
+  return { _tag: "Next", value: next, changed }
+}
+
 /**
  * Builds, once, the function that chains a point's transforms over a value
  * (`call` is a run of the operation the point rewrites for).
+ *
+ * Handlers marked `Hook.sync` run back to back in one synchronous loop (no
+ * interpreter steps between them) while spans are not collected; any other
+ * handler, or a collecting tracer, takes the Effect path. Both record the
+ * same entries and apply the same policies.
  */
 export const makeTransform = (
   participants: { readonly transform: (point: TransformPoint) => ReadonlyArray<Participant<AnyTransform>> },
@@ -72,76 +118,104 @@ export const makeTransform = (
 ): Effect.Effect<TransformValues[P], HookFailed> => {
   const chain = participants.transform(point)
   if (chain.length === 0) return Effect.succeed(value)
-  const capability = rewriteCapability[point]
-  return Effect.suspend(() => {
+  return Effect.withFiberRuntime((fiber) => {
     let current = value
     const completed: Array<boolean> = []
+    const fast = !collects(fiber)
+    const clock = clockOf(fiber)
+
+    /** A refused or failed run: recorded, then the chain goes on (fail open) or stops (fail closed). */
+    const failed = (
+      i: number,
+      spec: OperationRunSpec,
+      run: Run,
+      status: "failed" | "timed_out",
+      error: string,
+      why: HookFailed["reason"],
+      decisionReason: HookDecision["reason"],
+      cause?: unknown,
+      exit: Exit.Exit<unknown, unknown> = Exit.void
+    ): Effect.Effect<TransformValues[P], HookFailed> => {
+      const participant = chain[i]!
+      completed[i] = false
+      const decision: HookDecision = participant.failure === "fail_open"
+        ? { policy: "fail_open", action: "continue", reason: decisionReason }
+        : { policy: "fail_closed", action: "terminate", reason: decisionReason }
+      const recorded = run.finish({ status, error, decision }, exit)
+      return participant.failure === "fail_open"
+        ? Effect.zipRight(recorded, next(i + 1))
+        : Effect.zipRight(recorded, Effect.fail(failedClosed(spec, { reason: why, error, cause })))
+    }
+
+    /** How run `i` ended; the chain's continuation. */
+    const settle = (
+      i: number,
+      spec: OperationRunSpec,
+      run: Run,
+      input: TransformValues[P],
+      ended: Attempt
+    ): Effect.Effect<TransformValues[P], HookFailed> => {
+      switch (ended._tag) {
+        case "Value": {
+          const judged = judge(point, chain[i]!, input, ended.value)
+          if (judged._tag === "Refused") return failed(i, spec, run, "failed", judged.error, judged.why, judged.reason)
+          completed[i] = true
+          current = judged.value
+          return Effect.zipRight(
+            run.finish(judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" }, Exit.void),
+            next(i + 1)
+          )
+        }
+        case "WrongShape":
+          return failed(i, spec, run, "failed", "hook handler did not return an Effect", "wrong_shape", "hook_error")
+        case "TimedOut":
+          return failed(i, spec, run, "timed_out", ended.error, "timed_out", "timed_out")
+        case "Failed":
+          return failed(i, spec, run, "failed", failureText(ended.error), "hook_failed", "hook_error", ended.error, Exit.failCause(ended.cause))
+        case "Panic":
+          return propagatePanic(run, chain[i]!.failure, ended.cause)
+        case "Interrupted":
+          return propagateInterruption(run)
+      }
+    }
+
+    /** Run `i` on the Effect path. */
     const step = (i: number): Effect.Effect<TransformValues[P], HookFailed> => {
-      if (i === chain.length) return Effect.succeed(current)
       const participant = chain[i]!
       const spec = specOf(participant, i, call, recorder)
       const skip = skipped(participant, chain, completed, spec, dependencyFailed)
-      if (skip !== undefined) return Effect.zipRight(skip, step(i + 1))
+      if (skip !== undefined) return Effect.zipRight(skip, next(i + 1))
       const input = current
-      const failed = (
-        status: "failed" | "timed_out",
-        error: string,
-        why: HookFailed["reason"],
-        decisionReason: HookDecision["reason"],
-        cause?: unknown,
-        exit: Exit.Exit<unknown, unknown> = Exit.void
-      ): Effect.Effect<TransformValues[P], HookFailed> => {
-        completed[i] = false
-        const decision: HookDecision = participant.failure === "fail_open"
-          ? { policy: "fail_open", action: "continue", reason: decisionReason }
-          : { policy: "fail_closed", action: "terminate", reason: decisionReason }
-        const recorded = run.finish({ status, error, decision }, exit)
-        return participant.failure === "fail_open"
-          ? Effect.zipRight(recorded, step(i + 1))
-          : Effect.zipRight(recorded, Effect.fail(failedClosed(spec, { reason: why, error, cause })))
-      }
-      let run: Run
-      return Effect.flatMap(openRun(spec), (opened) => {
-        run = opened
-        return Effect.flatMap(
-          attempt(spec, opened, () => participant.handler(call, input)),
-          (ended): Effect.Effect<TransformValues[P], HookFailed> => {
-            switch (ended._tag) {
-              case "Value": {
-                const invalid = validValue(point, ended.value)
-                if (invalid !== undefined) return failed("failed", invalid, "wrong_shape", "hook_error")
-                const next = ended.value as TransformValues[P]
-                const changed = !sameValue(next, input)
-                if (changed && capability !== undefined && !allows(participant.grant, capability)) {
-                  return failed(
-                    "failed",
-                    `undeclared contribution: rewrote ${point} without the "${capability}" capability`,
-                    "undeclared_contribution",
-                    "undeclared_contribution"
-                  )
-                }
-                completed[i] = true
-                current = next
-                return Effect.zipRight(
-                  opened.finish(changed ? { status: "completed", contribution: next } : { status: "completed" }, Exit.void),
-                  step(i + 1)
-                )
-              }
-              case "WrongShape":
-                return failed("failed", "hook handler did not return an Effect", "wrong_shape", "hook_error")
-              case "TimedOut":
-                return failed("timed_out", ended.error, "timed_out", "timed_out")
-              case "Failed":
-                return failed("failed", failureText(ended.error), "hook_failed", "hook_error", ended.error, Exit.failCause(ended.cause))
-              case "Panic":
-                return propagatePanic(opened, participant.failure, ended.cause)
-              case "Interrupted":
-                return propagateInterruption(opened)
-            }
-          }
-        )
-      })
+      return Effect.flatMap(openRun(spec), (run) =>
+        Effect.flatMap(attempt(spec, run, () => participant.handler(call, input)), (ended) =>
+          settle(i, spec, run, input, ended)))
     }
-    return step(0)
+
+    /** Runs from `i`: synchronous handlers in a loop, the rest on the Effect path. */
+    const loop = (start: number): Effect.Effect<TransformValues[P], HookFailed> => {
+      let i = start
+      while (i < chain.length) {
+        const participant = chain[i]!
+        const plain = participant.plain
+        if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return step(i)
+        const spec = specOf(participant, i, call, recorder)
+        if (skipped(participant, chain, completed, spec, dependencyFailed) !== undefined) return step(i)
+        const input = current
+        const run = openRunNow(spec, clock)
+        const ended = callPlain(() => plain(call, input))
+        const judged = ended._tag === "Value" ? judge(point, participant, input, ended.value) : undefined
+        if (judged === undefined || judged._tag === "Refused") return settle(i, spec, run, input, ended)
+        completed[i] = true
+        current = judged.value
+        const rest = run.finishNow(judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" }, Exit.void)
+        i++
+        if (rest !== Effect.void) return Effect.zipRight(rest, next(i))
+      }
+      return Effect.succeed(current)
+    }
+    const next = (i: number): Effect.Effect<TransformValues[P], HookFailed> =>
+      i === chain.length ? Effect.sync(() => current) : Effect.suspend(() => loop(i))
+
+    return loop(0)
   })
 }
