@@ -37,9 +37,12 @@ export interface RequestHandle {
  *
  * @internal
  */
-export const currentRequest: FiberRef.FiberRef<Option.Option<RequestHandle>> = FiberRef.unsafeMake<
-  Option.Option<RequestHandle>
->(Option.none())
+// A plain value, not an Option: FiberRef writes compare old and new values
+// with `Equal.equals`, which hashes an Option's contents (a WeakMap lookup
+// per object) on every write.
+export const currentRequest: FiberRef.FiberRef<RequestHandle | undefined> = FiberRef.unsafeMake<
+  RequestHandle | undefined
+>(undefined)
 
 /**
  * The current request's scope, if the fiber runs inside a request.
@@ -48,7 +51,7 @@ export const currentRequest: FiberRef.FiberRef<Option.Option<RequestHandle>> = F
  */
 export const get: Effect.Effect<Option.Option<Scope.Scope>> = Effect.map(
   FiberRef.get(currentRequest),
-  Option.map((handle) => handle.scope)
+  (handle) => (handle === undefined ? Option.none() : Option.some(handle.scope))
 )
 
 /**
@@ -56,7 +59,10 @@ export const get: Effect.Effect<Option.Option<Scope.Scope>> = Effect.map(
  *
  * @since 0.1.0
  */
-export const current: Effect.Effect<Option.Option<RequestHandle>> = FiberRef.get(currentRequest)
+export const current: Effect.Effect<Option.Option<RequestHandle>> = Effect.map(
+  FiberRef.get(currentRequest),
+  Option.fromNullable
+)
 
 /**
  * Runs `finalizer` when the current request ends (with the request's exit).

@@ -74,13 +74,13 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     const scoped = Effect.locally(
       effect,
       RequestScope.currentRequest,
-      Option.some({
+      {
         scope: state.scope,
         requestId: state.context.requestId,
         recorder: state.recorder,
         call: state.call,
         operations
-      })
+      }
     )
     return Effect.locally(scoped, HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
   }
