@@ -3,14 +3,16 @@
  * BeforePlanning → plan → AfterPlanning → execute → AfterExecution →
  * synthesize → AfterSynthesis → record) on a zero-latency model and a no-op
  * tool, with 0, 4 and 16 no-op hooks (one handler on each of the four
- * stages), recording on and off. Prints median and p99 in µs, the ratio to
- * the 0-hook baseline of the same run, and the marginal cost per hook.
+ * stages) written as Effect handlers, and 16 written as `Hook.sync` plain
+ * functions; recording on and off. Prints median and p99 in µs, the ratio
+ * to the 0-hook baseline of the same run, and the marginal cost per hook.
+ * The model is built with `ModelProvider` (the pipeline's direct model path).
  *
  * Not a test: figures depend on the machine; compare ratios within one run.
  */
-import { LanguageModel, Tool } from "@effect/ai"
-import { Effect, Layer, ManagedRuntime, Schema } from "effect"
-import { Agent, ExecutionStore, Hook, Pipeline, ToolRegistry } from "../src/index.js"
+import { Tool } from "@effect/ai"
+import { Effect, ManagedRuntime, Schema, Stream } from "effect"
+import { Agent, ExecutionStore, Hook, ModelProvider, Pipeline, ToolRegistry } from "../src/index.js"
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
@@ -21,17 +23,14 @@ const PLAN = JSON.stringify({
 })
 
 // A zero-latency model: a constant plan for structured output, a constant draft otherwise.
-const ZeroLatencyModel = Layer.effect(
-  LanguageModel.LanguageModel,
-  LanguageModel.make({
-    generateText: (options) =>
-      Effect.succeed([
-        { type: "text", text: options.responseFormat.type === "json" ? PLAN : "done" },
-        { type: "finish", reason: "stop", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
-      ]),
-    streamText: () => Effect.dieMessage("not used") as never
-  })
-)
+const ZeroLatencyModel = ModelProvider.layer(ModelProvider.make({
+  generateText: (options) =>
+    Effect.succeed([
+      { type: "text", text: options.responseFormat.type === "json" ? PLAN : "done" },
+      { type: "finish", reason: "stop", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
+    ]),
+  streamText: () => Stream.dieMessage("not used")
+}))
 
 const Noop = Tool.make("noop", { parameters: { x: Schema.Number }, success: Schema.Number })
 const tools = [ToolRegistry.entry({ namespace: "bench", agent: "noop", tool: Noop, handler: ({ x }) => Effect.succeed(x) })]
@@ -44,7 +43,18 @@ const noopHook = (i: number): Hook.Hook<never> => ({
   afterSynthesis: (_c, text) => Effect.succeed(text)
 })
 
+const noopSyncHook = (i: number): Hook.Hook<never> => ({
+  name: `noop-sync-${i}`,
+  beforePlanning: Hook.sync(() => undefined),
+  afterPlanning: Hook.sync((_c, plan) => plan),
+  afterExecution: Hook.sync(() => undefined),
+  afterSynthesis: Hook.sync((_c, text: string) => text)
+})
+
+type Handlers = "Effect" | "Hook.sync"
+
 interface Row {
+  readonly handlers: Handlers
   readonly hooks: number
   readonly recording: boolean
   readonly median: number
@@ -54,6 +64,7 @@ interface Row {
 const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 
 interface Config {
+  readonly handlers: Handlers
   readonly hooks: number
   readonly recording: boolean
   readonly run: (i: number) => Promise<unknown>
@@ -61,11 +72,11 @@ interface Config {
   readonly samples: Array<number>
 }
 
-const setup = async (hooks: number, recording: boolean): Promise<Config> => {
+const setup = async (hooks: number, recording: boolean, handlers: Handlers = "Effect"): Promise<Config> => {
   const layer = Agent.layer({
     model: ZeroLatencyModel,
     tools,
-    hooks: Array.from({ length: hooks }, (_, i) => noopHook(i)),
+    hooks: Array.from({ length: hooks }, (_, i) => (handlers === "Effect" ? noopHook(i) : noopSyncHook(i))),
     options: { recording },
     // Short normal retention so the store does not grow for the whole run.
     executionStore: ExecutionStore.layerMemory({ retention: { normal: "1 second", error: "1 second" } })
@@ -75,6 +86,7 @@ const setup = async (hooks: number, recording: boolean): Promise<Config> => {
   const store = await runtime.runPromise(ExecutionStore.ExecutionStore)
   let n = 0
   return {
+    handlers,
     hooks,
     recording,
     samples: [],
@@ -95,6 +107,7 @@ const main = async () => {
   const configs: Array<Config> = []
   for (const recording of [true, false]) {
     for (const hooks of [0, 4, 16]) configs.push(await setup(hooks, recording))
+    configs.push(await setup(16, recording, "Hook.sync"))
   }
   for (const c of configs) for (let i = 0; i < WARMUP; i++) await c.run(i)
   // Rounds interleave the configurations, so machine noise hits all of them alike.
@@ -111,20 +124,29 @@ const main = async () => {
   }
   const rows: Array<Row> = configs.map((c) => {
     const sorted = c.samples.slice().sort((a, b) => a - b)
-    return { hooks: c.hooks, recording: c.recording, median: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }
+    return {
+      handlers: c.handlers,
+      hooks: c.hooks,
+      recording: c.recording,
+      median: quantile(sorted, 0.5),
+      p99: quantile(sorted, 0.99)
+    }
   })
   for (const c of configs) await c.dispose()
   const baseline = (recording: boolean) => rows.find((r) => r.hooks === 0 && r.recording === recording)!
   console.log(
     `node ${process.version}, ${REQUESTS} sequential requests per row after ${WARMUP} warm-up, in ${ROUNDS} interleaved rounds\n`
   )
-  console.log("| hooks | recording | median µs | p99 µs | median vs 0 hooks | per hook (median) µs |")
-  console.log("| ---: | :---: | ---: | ---: | ---: | ---: |")
+  console.log("| hooks | handlers | recording | median µs | p99 µs | median vs 0 hooks | per hook call (median) µs |")
+  console.log("| ---: | :---: | :---: | ---: | ---: | ---: | ---: |")
   for (const r of rows) {
     const base = baseline(r.recording)
-    const perHook = r.hooks === 0 ? "–" : ((r.median - base.median) / r.hooks).toFixed(1)
+    // Each hook has a handler at all four stages: 4 hook calls per hook.
+    const perHook = r.hooks === 0 ? "–" : ((r.median - base.median) / (4 * r.hooks)).toFixed(2)
     console.log(
-      `| ${r.hooks} | ${r.recording ? "on" : "off"} | ${r.median.toFixed(1)} | ${r.p99.toFixed(1)} | ${
+      `| ${r.hooks} | ${r.hooks === 0 ? "–" : r.handlers} | ${r.recording ? "on" : "off"} | ${r.median.toFixed(1)} | ${
+        r.p99.toFixed(1)
+      } | ${
         (r.median / base.median).toFixed(2)
       }× | ${perHook} |`
     )
@@ -132,8 +154,8 @@ const main = async () => {
   const on = baseline(true)
   const off = baseline(false)
   console.log(`\nrecording on vs off at 0 hooks: ${(on.median / off.median).toFixed(2)}×`)
-  const on16 = rows.find((r) => r.hooks === 16 && r.recording)!
-  const off16 = rows.find((r) => r.hooks === 16 && !r.recording)!
+  const on16 = rows.find((r) => r.hooks === 16 && r.recording && r.handlers === "Effect")!
+  const off16 = rows.find((r) => r.hooks === 16 && !r.recording && r.handlers === "Effect")!
   console.log(`recording on vs off at 16 hooks: ${(on16.median / off16.median).toFixed(2)}×`)
 }
 

@@ -131,6 +131,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
             execution: participant.execution,
             detach,
             call: () => handler(request.context, view),
+            plain: participant.plain === undefined ? undefined : () => participant.plain?.(request.context, view),
             accept: () => ({ _tag: "Accept", value: undefined })
           }
           const skip = skipped(participant, participants, completed, spec, dependencyFailed)

@@ -159,6 +159,9 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
             execution: participant.execution,
             // The hook gets its private copy of the last valid plan.
             call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
+            plain: participant.plain === undefined
+              ? undefined
+              : () => participant.plain?.(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
             accept: (value): Verdict<RoutingPlan> => {
               // The common case — the plan handed back as it was given — needs
               // no decoding or revalidation; it is recorded exactly as an

@@ -64,7 +64,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
         const completed: Array<boolean> = []
         for (let sequence = 0; sequence < participants.length; sequence++) {
           const participant = participants[sequence]!
-          const { grant, handler, id: hookName } = participant
+          const { grant, handler, id: hookName, plain } = participant
           const onError = failureDecision(participant.failure, "hook_error")
           const input = current
           const spec: InvocationSpec<string> = {
@@ -77,6 +77,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
             failure: participant.failure,
             execution: participant.execution,
             call: () => handler(request.context, input),
+            plain: plain === undefined ? undefined : () => plain(request.context, input),
             accept: (value): Verdict<string> => {
               if (typeof value !== "string") {
                 return {

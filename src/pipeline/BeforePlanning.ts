@@ -279,6 +279,9 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
             execution: participant.execution,
             // The hook sees a snapshot of the enrichments accumulated so far.
             call: () => handler(Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) }), gate),
+            plain: participant.plain === undefined
+              ? undefined
+              : () => participant.plain?.(Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) }), gate),
             accept: (value): Verdict<Step> => {
               const changes = readChanges(value)
               if (typeof changes === "string") {

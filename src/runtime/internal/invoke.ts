@@ -18,11 +18,15 @@ import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.j
 import type { Capability } from "../Capability.js"
 import type { FailurePolicy } from "../Policy.js"
 import {
+  type Attempt,
   attempt,
+  callPlain,
+  clockOf,
   type Detach,
   failureDecision,
   failureText,
   openRun,
+  openRunNow,
   propagateInterruption,
   propagatePanic,
   type Run,
@@ -30,6 +34,7 @@ import {
   type SpanEvent,
   startDetached
 } from "./run.js"
+import { collects } from "./spans.js"
 
 /** What the point's validation made of a returned value. */
 export type Verdict<A> =
@@ -93,6 +98,11 @@ export type { Detach } from "./run.js"
 export interface InvocationSpec<A> extends RunSpec {
   /** Calls the handler. May throw (a panic) or return a non-Effect (wrong shape). */
   readonly call: () => unknown
+  /**
+   * Calls the plain function of a `Hook.sync` handler with the same
+   * arguments: the synchronous fast path (taken when spans are not collected).
+   */
+  readonly plain?: (() => unknown) | undefined
   /** Validates a returned value (runs inside the span). */
   readonly accept: (value: unknown) => Verdict<A>
   /** The point's slot for the run in flight (see {@link guarded}). */
@@ -145,13 +155,20 @@ export const dependencyFailed = (spec: Pick<RunSpec, "hookName" | "point">, deta
 
 /** The run itself, inside an open run: call, validate, record. */
 const runInside = <A>(spec: InvocationSpec<A>, run: Run): Effect.Effect<InvocationResult<A>> => {
-  const rejected = (error: string, reason: HookFailureReason, cause?: unknown): Rejected<A> =>
-    cause === undefined ? { _tag: "Rejected", error, reason } : { _tag: "Rejected", error, reason, cause }
   // If the fiber is interrupted inside the handler, the point's exit hook
   // (`guarded`) records through this slot.
   spec.inflight.current = (exit) => run.finish({ status: "failed", error: "interrupted" }, exit)
-  return Effect.flatMap(attempt(spec, run, spec.call), (ended): Effect.Effect<InvocationResult<A>> => {
+  return Effect.flatMap(attempt(spec, run, spec.call), (ended) => {
     spec.inflight.current = undefined
+    return settle(spec, run, ended)
+  })
+}
+
+/** How the run ended: validated and recorded; what the point gets back. */
+const settle = <A>(spec: InvocationSpec<A>, run: Run, ended: Attempt): Effect.Effect<InvocationResult<A>> => {
+  const rejected = (error: string, reason: HookFailureReason, cause?: unknown): Rejected<A> =>
+    cause === undefined ? { _tag: "Rejected", error, reason } : { _tag: "Rejected", error, reason, cause }
+  {
     switch (ended._tag) {
       case "WrongShape": {
         const error = "hook handler did not return an Effect"
@@ -209,7 +226,7 @@ const runInside = <A>(spec: InvocationSpec<A>, run: Run): Effect.Effect<Invocati
         )
       }
     }
-  })
+  }
 }
 
 // Hot path: one span, at most one FiberRef scope and synchronous clock reads
@@ -217,6 +234,15 @@ const runInside = <A>(spec: InvocationSpec<A>, run: Run): Effect.Effect<Invocati
 export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResult<A>> => {
   if (spec.detach !== undefined && (spec.execution._tag === "FireAndRecord" || spec.execution._tag === "Background")) {
     return detached(spec, spec.detach)
+  }
+  const plain = spec.plain
+  if (plain !== undefined && spec.execution._tag === "Blocking") {
+    // A Hook.sync handler: called directly while spans are not collected.
+    return Effect.withFiberRuntime((fiber) =>
+      collects(fiber)
+        ? Effect.flatMap(openRun(spec), (run) => runInside(spec, run))
+        : settle(spec, openRunNow(spec, clockOf(fiber)), callPlain(plain))
+    )
   }
   return Effect.flatMap(openRun(spec), (run) => runInside(spec, run))
 }
