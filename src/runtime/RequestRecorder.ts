@@ -62,6 +62,12 @@ export interface RequestRecorder {
   /** Applies a change (revision + 1); written at once after the request ended. */
   readonly modify: (f: (record: ExecutionRecord) => ExecutionRecord) => Effect.Effect<void>
   readonly startInvocation: () => InvocationHandle
+  /**
+   * Records a finished run that reported no effects, now (call it only from
+   * inside a running effect); returns what is left to do, as
+   * `InvocationHandle.completeNow` does. The synchronous fast path's record.
+   */
+  readonly appendNow: (invocation: HookInvocation) => Effect.Effect<void>
   /** Sets the lifecycle and writes the snapshot; later changes are written as they happen. */
   readonly finalize: (lifecycle: Lifecycle) => Effect.Effect<void>
   /** Writes the newest snapshot now (used at suspension). */
@@ -125,6 +131,10 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
     enabled: true,
     current,
     modify,
+    appendNow: (invocation) => {
+      invocations.push(invocation)
+      return changed()
+    },
     startInvocation: () => {
       let buffer: ReadonlyArray<HookEffect> = []
       let slot: number | undefined
@@ -201,6 +211,7 @@ export const disabled = (initial: ExecutionRecord): RequestRecorder => ({
   enabled: false,
   current: () => initial,
   modify: () => Effect.void,
+  appendNow: () => Effect.void,
   startInvocation: () => noopHandle,
   finalize: () => Effect.void,
   flush: Effect.void

@@ -18,7 +18,9 @@ import {
   attempt,
   callPlain,
   clockOf,
+  completedOperationEntry,
   type Detach,
+  elapsedMillis,
   failureDecision,
   failureText,
   openRun,
@@ -45,6 +47,14 @@ interface Observing {
   readonly run: Run
   readonly finish: Finish | undefined
   readonly spec: OperationRunSpec
+}
+
+/** A `Hook.sync` observer begun on the fast path, with no finish callback: recorded when the run ends. */
+interface Begun {
+  readonly participant: Participant<AnyAround>
+  readonly sequence: number
+  readonly startedAt: number
+  readonly t0: number
 }
 
 /** How an observer's begin ended: observing, or recorded as failed (fail open). */
@@ -147,7 +157,7 @@ export const makeObserve = (
   return (call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
     Effect.withFiberRuntime((fiber) => {
       const observers = participants.around(call.operation)
-      const open: Array<Observing> = []
+      const open: Array<Observing | Begun> = []
       const later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
       const completed: Array<boolean> = []
       const fast = !collects(fiber)
@@ -174,12 +184,14 @@ export const makeObserve = (
           if (!fast || plain === undefined || participant.execution._tag !== "Blocking") {
             return Effect.zipRight(Effect.map(begin(participant, spec, call), observed(i)), Effect.suspend(() => begins(i + 1)))
           }
-          const run = openRunNow(spec, clock)
+          const startedAt = clock.unsafeCurrentTimeMillis()
+          const t0 = elapsedMillis(clock)
           const ended = callPlain(() => plain(call))
           if (ended._tag === "Value" && ended.value === undefined) {
-            open.push({ run, finish: undefined, spec })
+            open.push({ participant, sequence: i, startedAt, t0 })
             continue
           }
+          const run = openRunNow(spec, clock)
           return Effect.zipRight(Effect.map(settleBegin(run, spec, ended), observed(i)), Effect.suspend(() => begins(i + 1)))
         }
         return Effect.void
@@ -196,7 +208,20 @@ export const makeObserve = (
           const pending: Array<Effect.Effect<void>> = []
           for (let i = open.length - 1; i >= 0; i--) {
             const observing = open[i]!
-            if (pending.length === 0 && observing.finish === undefined) {
+            if ("participant" in observing) {
+              const entry = completedOperationEntry(
+                observing.participant,
+                observing.sequence,
+                call,
+                observing.startedAt,
+                elapsedMillis(clock) - observing.t0
+              )
+              if (pending.length > 0) pending.push(Effect.suspend(() => recorder.appendNow(entry)))
+              else {
+                const rest = recorder.appendNow(entry)
+                if (rest !== Effect.void) pending.push(rest)
+              }
+            } else if (pending.length === 0 && observing.finish === undefined) {
               const rest = observing.run.finishNow({ status: "completed" }, Exit.void)
               if (rest !== Effect.void) pending.push(rest)
             } else {

@@ -15,7 +15,7 @@ import type { HookFailed } from "../../domain/PipelineError.js"
 import { allows, rewriteCapability } from "../Capability.js"
 import type { TransformValues } from "../OperationHooks.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
-import type { Participant } from "../Subscription.js"
+import { type Participant, skipReason } from "../Subscription.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
 import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import {
@@ -23,6 +23,8 @@ import {
   attempt,
   callPlain,
   clockOf,
+  completedOperationEntry,
+  elapsedMillis,
   failureText,
   openRun,
   openRunNow,
@@ -198,16 +200,24 @@ export const makeTransform = (
         const participant = chain[i]!
         const plain = participant.plain
         if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return step(i)
-        const spec = specOf(participant, i, call, recorder)
-        if (skipped(participant, chain, completed, spec, dependencyFailed) !== undefined) return step(i)
+        if (skipReason(participant, completed) !== undefined) return step(i)
         const input = current
-        const run = openRunNow(spec, clock)
+        const startedAt = clock.unsafeCurrentTimeMillis()
+        const t0 = elapsedMillis(clock)
         const ended = callPlain(() => plain(call, input))
         const judged = ended._tag === "Value" ? judge(point, participant, input, ended.value) : undefined
-        if (judged === undefined || judged._tag === "Refused") return settle(i, spec, run, input, ended)
+        if (judged === undefined || judged._tag === "Refused") {
+          // Rare: record it through a full run.
+          const spec = specOf(participant, i, call, recorder)
+          return settle(i, spec, openRunNow(spec, clock), input, ended)
+        }
         completed[i] = true
         current = judged.value
-        const rest = run.finishNow(judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" }, Exit.void)
+        const rest = recorder.enabled
+          ? recorder.appendNow(
+            completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, judged.changed ? judged.value : undefined)
+          )
+          : Effect.void
         i++
         if (rest !== Effect.void) return Effect.zipRight(rest, next(i))
       }
