@@ -93,9 +93,13 @@ export const execute = (
           onFailure: (failure): ToolCallResult => ({ _tag: "Failed", error: failure.message })
         })
       ))
-    const semaphore = yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
+    // One step depends on nothing in its plan: it runs on this fiber, with
+    // no semaphore, no completion signals and no fork (a fork costs a
+    // scheduler hop before the request can go on).
+    const single = plan.steps.length === 1
+    const semaphore = single ? undefined : yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
     const done = new Map<string, Deferred.Deferred<StepResult>>()
-    for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>())
+    if (!single) for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>())
 
     const runStep = (step: RoutingStep): Effect.Effect<StepResult> =>
       Effect.gen(function*() {
@@ -124,7 +128,7 @@ export const execute = (
         }
         const parameters = resolveReferences(step.parameters, outputs)
         const t0 = yield* Clock.currentTimeNanos
-        const outcome = yield* semaphore.withPermits(1)(callTool(step, parameters))
+        const outcome = yield* (semaphore === undefined ? callTool(step, parameters) : semaphore.withPermits(1)(callTool(step, parameters)))
         const duration = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
         switch (outcome._tag) {
           case "Succeeded":
@@ -135,7 +139,7 @@ export const execute = (
             return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
         }
       }).pipe(
-        Effect.tap((result) => Deferred.succeed(done.get(step.step_id)!, result)),
+        Effect.tap((result) => (single ? Effect.void : Deferred.succeed(done.get(step.step_id)!, result))),
         spanned("pipeline.step", {
           captureStackTrace: false,
           attributes: {
@@ -145,5 +149,6 @@ export const execute = (
         })
       )
 
+    if (single) return [yield* runStep(plan.steps[0]!)]
     return yield* Effect.forEach(plan.steps, runStep, { concurrency: "unbounded" })
   })
