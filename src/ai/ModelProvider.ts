@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { AiError, IdGenerator, LanguageModel, Prompt, type Response } from "@effect/ai"
+import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { RoutingPlan } from "../domain/RoutingPlan.js"
 import { useSpan } from "../runtime/internal/spans.js"
@@ -161,11 +161,26 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
           }),
         onSuccess: (value) => ({ text, value })
       })
+    // A span transformer (`@effect/ai`'s telemetry hook) is applied by the
+    // LanguageModel path: when one is installed, calls take that path.
+    const atMake = yield* Effect.serviceOption(Telemetry.CurrentSpanTransformer)
+    const transformed = Option.isSome(atMake) ? Effect.succeed(atMake) : Effect.serviceOption(Telemetry.CurrentSpanTransformer)
     return {
       languageModel,
       direct: {
-        generateText: (prompt) => generate(prompt, "text", Effect.succeed),
-        generatePlan: (prompt) => generate(prompt, "plan", decoded)
+        generateText: (prompt) =>
+          Effect.flatMap(transformed, (transformer) =>
+            Option.isSome(transformer)
+              ? Effect.map(languageModel.generateText({ prompt }), (response) => response.text)
+              : generate(prompt, "text", Effect.succeed)),
+        generatePlan: (prompt) =>
+          Effect.flatMap(transformed, (transformer) =>
+            Option.isSome(transformer)
+              ? Effect.map(
+                languageModel.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }),
+                (response) => ({ text: response.text, value: response.value })
+              )
+              : generate(prompt, "plan", decoded))
       }
     }
   })

@@ -14,7 +14,7 @@ import * as BackgroundPool from "../runtime/BackgroundPool.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
 import * as Operations from "../runtime/Operations.js"
-import { isSync } from "../runtime/SyncHandler.js"
+import { isSync, plainOf, sync } from "../runtime/SyncHandler.js"
 import { AfterExecution, make as makeAfterExecution } from "./AfterExecution.js"
 import { AfterPlanning, make as makeAfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
@@ -61,16 +61,24 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
   // A Hook.sync handler needs no services: it stays as it is (and keeps its fast path).
   const wrap = (f: unknown): unknown =>
     typeof f === "function" && !isSync(f) ? (...args: Array<unknown>) => provide(f(...args)) : f
-  // An Around observer's finish callback needs the same services.
-  const wrapAround = (f: unknown): unknown =>
-    typeof f === "function" && !isSync(f)
-      ? (...args: Array<unknown>) => {
-        const returned: unknown = f(...args)
-        return Effect.isEffect(returned)
-          ? provide(Effect.map(returned, (finish) => (typeof finish === "function" ? wrap(finish) : finish)))
-          : returned
-      }
-      : f
+  // An Around observer's finish callback needs the same services — also
+  // the one a Hook.sync observer returns (which stays synchronous itself).
+  const wrapAround = (f: unknown): unknown => {
+    if (typeof f !== "function") return f
+    const plain = plainOf(f)
+    if (plain !== undefined) {
+      return sync((...args: ReadonlyArray<unknown>) => {
+        const finish = plain(...args)
+        return typeof finish === "function" ? wrap(finish) : finish
+      })
+    }
+    return (...args: Array<unknown>) => {
+      const returned: unknown = f(...args)
+      return Effect.isEffect(returned)
+        ? provide(Effect.map(returned, (finish) => (typeof finish === "function" ? wrap(finish) : finish)))
+        : returned
+    }
+  }
   const mapValues = (handlers: object | undefined, f: (h: unknown) => unknown) =>
     handlers === undefined ? undefined : Object.fromEntries(Object.entries(handlers).map(([k, v]) => [k, f(v)]))
   const provided: Record<string, unknown> = {

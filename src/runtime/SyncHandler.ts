@@ -68,6 +68,7 @@ export const isSync = (handler: unknown): boolean => typeof handler === "functio
 export const plainOf = (handler: unknown): ((...args: ReadonlyArray<unknown>) => unknown) | undefined => {
   if (typeof handler !== "function" || !(SyncTypeId in handler)) return undefined
   const f: unknown = handler[SyncTypeId]
-  // Wrapped once, when the hook is registered (not per call).
-  return typeof f === "function" ? (...args: ReadonlyArray<unknown>) => f(...args) : undefined
+  // `sync` stored a function of the handler's own arguments; the runner
+  // calls it with exactly those (no wrapper: it is called per hook run).
+  return typeof f === "function" ? (f as (...args: ReadonlyArray<unknown>) => unknown) : undefined
 }

@@ -12,7 +12,7 @@
  * names the problem itself, `LanguageModel` reports its Schema's parse
  * error), each path's detail is checked to name the problem.
  */
-import { AiError, LanguageModel, type Response } from "@effect/ai"
+import { AiError, LanguageModel, type Response, Telemetry } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Option, ParseResult, Stream } from "effect"
 import {
@@ -473,5 +473,21 @@ describe("ModelProvider direct path: spans", () => {
       expect(direct.model.map((s) => [s.name, s.status])).toEqual([
         ["LanguageModel.generateObject", InMemoryTracing.SpanStatusCode.ERROR]
       ])
+    }))
+})
+
+describe("ModelProvider direct path: @effect/ai telemetry", () => {
+  it.effect("C17: with @effect/ai's span transformer installed, the direct interface answers through LanguageModel, so the transformer sees every call", () =>
+    Effect.gen(function*() {
+      const formats: Array<string> = []
+      const transformer = Layer.succeed(Telemetry.CurrentSpanTransformer, (options) => {
+        formats.push(options.responseFormat.type)
+      })
+      const { params } = scripted(() => GOOD_PLAN, () => GOOD_ANSWER)
+      const model = ModelProvider.layer(ModelProvider.make(params)).pipe(Layer.provide(transformer))
+      const context = yield* Effect.scoped(Layer.build(Agent.layer({ model, tools: allTools })))
+      const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME" })
+      expect(result._tag).toBe("Completed")
+      expect(formats).toEqual(["json", "text"])
     }))
 })

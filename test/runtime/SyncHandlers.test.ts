@@ -27,11 +27,12 @@ import {
   type PipelineError,
   type RoutingPlan,
   type ScriptedModel,
+  Retriever,
   type ShortCircuit
 } from "effect-agent-pipeline"
 import { type HarnessOptions, makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
 import * as InMemoryTracing from "../support/InMemoryTracing.js"
-import { at, untyped } from "./OperationsSupport.js"
+import { at, completed as completedResult, makeSeamAgent, untyped } from "./OperationsSupport.js"
 
 // ---------------------------------------------------------------------------
 // Running a scenario in both forms
@@ -886,4 +887,65 @@ describe("Hook.sync as an ordinary handler", () => {
         expect(watch).toEqual([{ purpose: "planning", outcome: "completed" }, { purpose: "synthesis", outcome: "completed" }])
       }
     }))
+})
+
+// ---------------------------------------------------------------------------
+// Regressions found while building the fast path
+// ---------------------------------------------------------------------------
+
+describe("Hook.sync: regressions", () => {
+  it.scoped("seed 003: the finish callback a Hook.sync observer returns gets the hook's services", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const finish = (_result: Operation.Result) =>
+        Effect.map(Retriever.Retriever, (retriever) => void seen.push(typeof retriever.retrieve))
+      const agent = yield* makeSeamAgent({
+        hooks: [
+          Hook.make<Retriever.Retriever>({
+            name: "obs",
+            around: { toolExecution: Hook.sync((_call: Operation.Call<"tool_execution">) => finish) }
+          })
+        ],
+        script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
+      })
+      completedResult(yield* agent.pipeline.process({ request: "quote", requestId: "sync-finish-services" }))
+      expect(seen).toEqual(["function"])
+      const record = yield* agent.test.record("sync-finish-services")
+      expect(at(record, "around_tool_execution").map((i) => [i.name, i.status])).toEqual([["obs", "completed"]])
+    }))
+
+  it.effect("C13: an observer that panics at begin still ends the observers begun before it (recorded, spans ended)", () => {
+    const tracing = InMemoryTracing.make()
+    return Effect.gen(function*() {
+      const ended: Array<string> = []
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.make({
+            name: "a",
+            around: { toolExecution: () => Effect.succeed(() => Effect.sync(() => void ended.push("a"))) }
+          }),
+          Hook.make({
+            name: "b",
+            around: {
+              toolExecution: () =>
+                Effect.sync(() => {
+                  throw new Error("boom")
+                })
+            }
+          })
+        ],
+        script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
+      })
+      const exit = yield* Effect.exit(h.pipeline.process({ request: "quote", requestId: "begin-panic" }))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(ended).toEqual(["a"])
+      const record = yield* h.record("begin-panic")
+      expect(at(record, "around_tool_execution").map((i) => [i.name, i.status]).sort()).toEqual([
+        ["a", "completed"],
+        ["b", "failed"]
+      ])
+      const spans = InMemoryTracing.named(tracing.spans(), "pipeline.hook.around_tool_execution.a")
+      expect(spans.map((s) => s.ended)).toEqual([true])
+    }).pipe(Effect.provide(tracing.layer))
+  })
 })

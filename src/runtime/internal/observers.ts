@@ -231,6 +231,7 @@ export const makeObserve = (
           for (const [participant, spec] of later) pending.push(observeDetached(participant, spec, call, result))
           return pending.length === 0 ? Effect.void : Effect.all(pending, { discard: true })
         })
-      return Effect.as(begins(0), ends)
+      // A begin that panics still ends the observers begun before it (C13).
+      return Effect.as(Effect.onError(begins(0), (cause) => ends(Exit.failCause(cause))), ends)
     })
 }
