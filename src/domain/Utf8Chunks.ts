@@ -53,6 +53,8 @@ const sizeAt = (text: string, i: number): number => {
  * @since 0.1.0
  */
 export const byteLength = (text: string): number => {
+  // Node's native count when available (lone surrogates count 3, as here).
+  if (nativeByteLength !== undefined) return nativeByteLength(text)
   let bytes = 0
   for (let i = 0; i < text.length; i++) {
     const size = sizeAt(text, i)
@@ -61,6 +63,10 @@ export const byteLength = (text: string): number => {
   }
   return bytes
 }
+
+const nativeByteLength: ((text: string) => number) | undefined = typeof globalThis.Buffer?.byteLength === "function"
+  ? (text) => globalThis.Buffer.byteLength(text, "utf8")
+  : undefined
 
 /**
  * Splits `text` into chunks of at most `maxBytes` UTF-8 bytes each, never

@@ -127,9 +127,15 @@ const nextCallId = (operation: Operation): string => `${operation}-${(++counter)
  */
 const snapshotOf = <A>(value: A): A => {
   if (typeof value !== "object" || value === null) return value
-  const copy: Record<string, unknown> | Array<unknown> = Array.isArray(value)
-    ? value.map(snapshotOf)
-    : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, snapshotOf(v)]))
+  let copy: Record<string, unknown> | Array<unknown>
+  if (Array.isArray(value)) {
+    copy = value.map(snapshotOf)
+  } else {
+    // A plain loop: no entry arrays per key (this runs on every observed call).
+    const record: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) record[key] = snapshotOf((value as Record<string, unknown>)[key])
+    copy = record
+  }
   // A copy of the value's own data, frozen.
   return Object.freeze(copy) as A
 }

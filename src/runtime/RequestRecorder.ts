@@ -121,10 +121,15 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
   }
   const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>
     Effect.suspend(() => {
-      const next = f(current())
+      // `f` sees the invocations recorded so far without a copy of them;
+      // a change that keeps them (the usual case) costs no copy either.
+      const next = f(snapshot ?? { ...base, hookInvocations: invocations, recordRevision: revision })
       base = next
-      invocations.length = 0
-      invocations.push(...next.hookInvocations)
+      if (next.hookInvocations !== invocations) {
+        const replaced = next.hookInvocations.slice()
+        invocations.length = 0
+        invocations.push(...replaced)
+      }
       return changed()
     })
   return {

@@ -106,6 +106,11 @@ export const makeMemory = (options?: {
 }): Effect.Effect<ExecutionStore.Service> =>
   Effect.sync(() => {
     const retention = options?.retention ?? defaultRetention
+    // Decoded once (a DurationInput may be a string to parse).
+    const millis: RetentionSettings = {
+      normal: Duration.millis(Duration.toMillis(retention.normal)),
+      error: Duration.millis(Duration.toMillis(retention.error))
+    }
     const entries = new Map<string, Entry>()
     let order = 0
     const live = (entry: Entry | undefined, now: number): entry is Entry => entry !== undefined && entry.expiresAt > now
@@ -118,7 +123,7 @@ export const makeMemory = (options?: {
           if (live(current, now) && current.record.recordRevision >= record.recordRevision) return "stale"
           entries.set(record.requestId, {
             record,
-            expiresAt: expiresAt(record, now, retention),
+            expiresAt: expiresAt(record, now, millis),
             order: order++
           })
           return "written"

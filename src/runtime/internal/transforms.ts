@@ -6,7 +6,7 @@
  * default (the operation stops with `HookFailed`), or fails open and the
  * chain goes on with the value it was given.
  */
-import { Effect, Exit } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import type { HookDecision } from "../../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import * as Json from "../../domain/Json.js"
@@ -21,7 +21,6 @@ import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
-  callPlain,
   clockOf,
   completedOperationEntry,
   elapsedMillis,
@@ -204,12 +203,18 @@ export const makeTransform = (
         const input = current
         const startedAt = clock.unsafeCurrentTimeMillis()
         const t0 = elapsedMillis(clock)
-        const ended = callPlain(() => plain(call, input))
-        const judged = ended._tag === "Value" ? judge(point, participant, input, ended.value) : undefined
-        if (judged === undefined || judged._tag === "Refused") {
-          // Rare: record it through a full run.
+        let value: unknown
+        try {
+          value = plain(call, input)
+        } catch (defect) {
+          // Rare: a panic, recorded through a full run.
           const spec = specOf(participant, i, call, recorder)
-          return settle(i, spec, openRunNow(spec, clock), input, ended)
+          return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Panic", cause: Cause.die(defect) })
+        }
+        const judged = judge(point, participant, input, value)
+        if (judged._tag === "Refused") {
+          const spec = specOf(participant, i, call, recorder)
+          return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Value", value })
         }
         completed[i] = true
         current = judged.value
