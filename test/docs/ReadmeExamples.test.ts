@@ -16,6 +16,7 @@ import * as OperationHooks from "../../examples/readme/operation-hooks.js"
 import * as Records from "../../examples/readme/records.js"
 import * as RequestScope from "../../examples/readme/request-scope.js"
 import * as Streaming from "../../examples/readme/streaming.js"
+import * as SyncHooks from "../../examples/readme/sync-hooks.js"
 import * as Tools from "../../examples/readme/tools.js"
 
 /** Runs `effect` with `Console.log` appending to `lines`. */
@@ -61,6 +62,24 @@ describe("README examples", () => {
         "nope: no record (unknown, expired, or recording off)"
       ])
     }).pipe(Effect.provide(Hooks.AgentLive)))
+
+  it.effect("Synchronous handlers: plain functions count model calls, rewrite the answer and are recorded like any hook", () =>
+    Effect.gen(function*() {
+      const before = SyncHooks.calls()
+      const response = yield* answer("What is the stock quote for ACME?")
+      expect(response).toContain("Acme Corp.")
+      expect(response).not.toContain("ACME")
+      // Planning and synthesis: two model calls.
+      expect(SyncHooks.calls() - before).toBe(2)
+      const store = yield* ExecutionStore.ExecutionStore
+      const [record] = yield* store.list({ limit: 1 })
+      expect(record!.hookInvocations.map((i) => [i.stage, i.name, i.status])).toEqual([
+        ["before_inference", "light", "completed"],
+        ["around_tool_execution", "light", "completed"],
+        ["before_inference", "light", "completed"],
+        ["after_synthesis", "light", "completed"]
+      ])
+    }).pipe(Effect.provide(SyncHooks.AgentLive)))
 
   it.effect("Reading records: a short-circuited request says who answered", () =>
     Effect.gen(function*() {

@@ -184,11 +184,13 @@ export const makeObserve = (
           if (!fast || plain === undefined || participant.execution._tag !== "Blocking") {
             return Effect.zipRight(Effect.map(begin(participant, spec, call), observed(i)), Effect.suspend(() => begins(i + 1)))
           }
-          const startedAt = clock.unsafeCurrentTimeMillis()
-          const t0 = elapsedMillis(clock)
+          const recording = recorder.enabled
+          const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
+          const t0 = recording ? elapsedMillis(clock) : 0
           const ended = callPlain(() => plain(call))
           if (ended._tag === "Value" && ended.value === undefined) {
-            open.push({ participant, sequence: i, startedAt, t0 })
+            // With recording off there is nothing to record at the end.
+            if (recording) open.push({ participant, sequence: i, startedAt, t0 })
             continue
           }
           const run = openRunNow(spec, clock)

@@ -201,8 +201,10 @@ export const makeTransform = (
         if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return step(i)
         if (skipReason(participant, completed) !== undefined) return step(i)
         const input = current
-        const startedAt = clock.unsafeCurrentTimeMillis()
-        const t0 = elapsedMillis(clock)
+        // Timings are for the record: none read with recording off.
+        const recording = recorder.enabled
+        const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
+        const t0 = recording ? elapsedMillis(clock) : 0
         let value: unknown
         try {
           value = plain(call, input)
@@ -218,7 +220,7 @@ export const makeTransform = (
         }
         completed[i] = true
         current = judged.value
-        const rest = recorder.enabled
+        const rest = recording
           ? recorder.appendNow(
             completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, judged.changed ? judged.value : undefined)
           )
