@@ -29,8 +29,10 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
   const { begin, inference, operations } = deps
   const { complete, hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
 
+  // The request's scope is opened once around the whole path (the stages
+  // and the synthesis call find it open).
   const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
-    Effect.gen(function*() {
+    hookScope(state, Effect.gen(function*() {
       const pre = yield* preSynthesis(state, resume)
       switch (pre._tag) {
         case "ShortCircuit":
@@ -38,22 +40,18 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
         case "Suspended":
           return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
         case "Synthesize": {
-          // Inference hooks of the synthesis call run in the request's scope too.
-          const draft = yield* hookScope(
-            state,
-            Synthesizer.synthesize(inference, {
-              prompt: synthesisPrompt(pre.context, pre.phases),
-              coordinates: { requestId: state.context.requestId },
-              parent: state.call,
-              recorder: state.recorder
-            })
-          ).pipe(
+          const draft = yield* Synthesizer.synthesize(inference, {
+            prompt: synthesisPrompt(pre.context, pre.phases),
+            coordinates: { requestId: state.context.requestId },
+            parent: state.call,
+            recorder: state.recorder
+          }).pipe(
             spanned("pipeline.synthesis", { captureStackTrace: false })
           )
           return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
         }
       }
-    })
+    }))
 
   const process = (input: PipelineRequest.Input): Effect.Effect<PipelineResult, PipelineError> =>
     Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline", operations))

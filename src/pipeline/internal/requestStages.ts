@@ -70,20 +70,24 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   // see the request scope and the fiber's own effect-reporting slot (with
   // recording off, reporting is disabled — a no-op — once per stage rather
   // than once per invocation).
-  const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-    const scoped = Effect.locally(
-      effect,
-      RequestScope.currentRequest,
-      {
-        scope: state.scope,
-        requestId: state.context.requestId,
-        recorder: state.recorder,
-        call: state.call,
-        operations
-      }
-    )
-    return Effect.locally(scoped, HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
-  }
+  const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.withFiberRuntime((fiber) => {
+      // Already inside this request's scope (the buffered path opens it once
+      // around everything): nothing to set.
+      if (fiber.getFiberRef(RequestScope.currentRequest)?.scope === state.scope) return effect
+      const scoped = Effect.locally(
+        effect,
+        RequestScope.currentRequest,
+        {
+          scope: state.scope,
+          requestId: state.context.requestId,
+          recorder: state.recorder,
+          call: state.call,
+          operations
+        }
+      )
+      return Effect.locally(scoped, HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
+    })
 
   /** Everything before synthesis, shared by the buffered and streaming paths. */
   const preSynthesis = (
