@@ -16,7 +16,6 @@ import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
-  callPlain,
   clockOf,
   completedOperationEntry,
   type Detach,
@@ -169,30 +168,39 @@ export const makeObserve = (
       const begins = (start: number): Effect.Effect<void> => {
         for (let i = start; i < observers.length; i++) {
           const participant = observers[i]!
-          const spec = specOf(participant, i, call, recorder)
           const reason = skipReason(participant, completed)
           if (reason !== undefined) {
             completed[i] = false
-            return Effect.zipRight(recordSkipped(spec, reason), Effect.suspend(() => begins(i + 1)))
+            return Effect.zipRight(
+              recordSkipped(specOf(participant, i, call, recorder), reason),
+              Effect.suspend(() => begins(i + 1))
+            )
           }
           completed[i] = true
           if (isDetached(participant.execution)) {
-            later.push([participant, spec])
+            later.push([participant, specOf(participant, i, call, recorder)])
             continue
           }
           const plain = participant.plain
           if (!fast || plain === undefined || participant.execution._tag !== "Blocking") {
+            const spec = specOf(participant, i, call, recorder)
             return Effect.zipRight(Effect.map(begin(participant, spec, call), observed(i)), Effect.suspend(() => begins(i + 1)))
           }
           const recording = recorder.enabled
           const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
           const t0 = recording ? elapsedMillis(clock) : 0
-          const ended = callPlain(() => plain(call))
+          let ended: Attempt
+          try {
+            ended = { _tag: "Value", value: plain(call) }
+          } catch (defect) {
+            ended = { _tag: "Panic", cause: Cause.die(defect) }
+          }
           if (ended._tag === "Value" && ended.value === undefined) {
             // With recording off there is nothing to record at the end.
             if (recording) open.push({ participant, sequence: i, startedAt, t0 })
             continue
           }
+          const spec = specOf(participant, i, call, recorder)
           const run = openRunNow(spec, clock)
           return Effect.zipRight(Effect.map(settleBegin(run, spec, ended), observed(i)), Effect.suspend(() => begins(i + 1)))
         }
@@ -200,11 +208,17 @@ export const makeObserve = (
       }
       const ends = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
         Effect.suspend(() => {
-          const endedAt = clock.unsafeCurrentTimeMillis()
-          const error = errorOf(exit)
-          const result: Result = error === undefined
-            ? { outcome: outcomeOf(exit), endedAt }
-            : { outcome: outcomeOf(exit), endedAt, error }
+          // What finish callbacks get: built only if one needs it.
+          let ended: Result | undefined
+          const resultOf = (): Result => {
+            if (ended !== undefined) return ended
+            const endedAt = clock.unsafeCurrentTimeMillis()
+            const error = errorOf(exit)
+            ended = error === undefined
+              ? { outcome: outcomeOf(exit), endedAt }
+              : { outcome: outcomeOf(exit), endedAt, error }
+            return ended
+          }
           // Last begun, first ended. Observers without a finish callback end
           // at once, until one has a callback: from there on, in order.
           const pending: Array<Effect.Effect<void>> = []
@@ -227,10 +241,10 @@ export const makeObserve = (
               const rest = observing.run.finishNow({ status: "completed" }, Exit.void)
               if (rest !== Effect.void) pending.push(rest)
             } else {
-              pending.push(end(observing, result))
+              pending.push(end(observing, resultOf()))
             }
           }
-          for (const [participant, spec] of later) pending.push(observeDetached(participant, spec, call, result))
+          for (const [participant, spec] of later) pending.push(observeDetached(participant, spec, call, resultOf()))
           return pending.length === 0 ? Effect.void : Effect.all(pending, { discard: true })
         })
       // A begin that panics still ends the observers begun before it (C13).
