@@ -19,10 +19,10 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Context, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Context, Effect, Layer, Option, Stream } from "effect"
 import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from "../domain/PipelineError.js"
-import { RoutingPlan } from "../domain/RoutingPlan.js"
+import { decodeText, RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import { DirectModel } from "./ModelProvider.js"
@@ -73,7 +73,7 @@ export declare namespace Inference {
 
 const excerpt = (error: { readonly message: string }) => error.message.slice(0, 400)
 
-const decodePlanText = Schema.decodeUnknown(Schema.parseJson(RoutingPlan))
+const decodePlanText = decodeText
 
 /**
  * Decorates a `LanguageModel` with the hook runtime's inference hooks.

@@ -20,8 +20,8 @@
  * @since 0.1.0
  */
 import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
-import { Context, Effect, Layer, Option, Schema } from "effect"
-import { RoutingPlan } from "../domain/RoutingPlan.js"
+import { Context, Effect, Layer, Option } from "effect"
+import { decodeText, RoutingPlan } from "../domain/RoutingPlan.js"
 import { useSpan } from "../runtime/internal/spans.js"
 
 type Format = "text" | "plan"
@@ -67,7 +67,6 @@ export interface Provider {
   readonly direct: DirectModel.Service
 }
 
-const decodePlan = Schema.decode(Schema.parseJson(RoutingPlan))
 
 const PLAN_FORMAT = { type: "json", objectName: "routing_plan", schema: RoutingPlan } as const
 const TEXT_FORMAT = { type: "text" } as const
@@ -151,7 +150,7 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
           )
       )
     const decoded = (text: string): Effect.Effect<PlanResponse, AiError.AiError> =>
-      Effect.mapBoth(decodePlan(text), {
+      Effect.mapBoth(decodeText(text), {
         onFailure: (cause) =>
           new AiError.MalformedOutput({
             module: "LanguageModel",

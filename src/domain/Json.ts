@@ -158,7 +158,12 @@ export const Json: Schema.Schema<Json> = declareJson(isJson, () => undefined, {
   }
 })
 
-const isJsonObject = (u: unknown): u is JsonObject =>
+/**
+ * Whether a value is a JSON object (what the `JsonObject` Schema accepts).
+ *
+ * @since 0.1.0
+ */
+export const isJsonObject = (u: unknown): u is JsonObject =>
   typeof u === "object" && u !== null && !Array.isArray(u) && isJson(u)
 
 /**
