@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { encodedSize, JsonObject } from "./Json.js"
+import { encodedSize, isJsonObject, JsonObject } from "./Json.js"
 import { RequestId } from "./PipelineContext.js"
 import { InvalidRequest } from "./PipelineError.js"
 import { byteLength } from "./Utf8Chunks.js"
@@ -82,6 +82,37 @@ const DETAIL_CHARS = 300
 const ISSUES_CHARS = 8_000
 
 const parse = Schema.decodeUnknownEither(PipelineRequest, { onExcessProperty: "error", errors: "all" })
+
+/**
+ * The request the Schema would decode from a well-formed plain object (only
+ * known fields, each of its type), built without the Schema interpreter;
+ * `undefined` when only the Schema can say what is wrong.
+ */
+const direct = (input: unknown): Either.Either<PipelineRequest, ParseResult.ParseError> | undefined => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
+  let known = 0
+  const { metadata, request, requestId } = input as { readonly [key: string]: unknown }
+  if (typeof request !== "string" || request.length === 0) return undefined
+  known++
+  if (metadata !== undefined) {
+    if (!isJsonObject(metadata)) return undefined
+    known++
+  } else if ("metadata" in input) return undefined
+  if (requestId !== undefined) {
+    if (typeof requestId !== "string" || requestId.length === 0) return undefined
+    known++
+  } else if ("requestId" in input) return undefined
+  // Any other key is an unknown field: the Schema names it.
+  if (Object.keys(input).length !== known) return undefined
+  return Either.right(
+    new PipelineRequest(
+      requestId === undefined
+        ? { request, metadata: metadata ?? {} }
+        : { request, metadata: metadata ?? {}, requestId: RequestId.make(requestId) },
+      { disableValidation: true }
+    )
+  )
+}
 
 const oneLine = (text: string, max: number): string => {
   const line = text.replace(/\s+/g, " ").trim()
@@ -188,8 +219,9 @@ export const checkLimits = (request: PipelineRequest, limits: Limits): Either.Ei
  * @since 0.1.0
  */
 export const decode = (input: unknown, limits: Limits = defaultLimits): Effect.Effect<PipelineRequest, InvalidRequest> => {
-  // A constructed instance was validated by its constructor.
-  const decoded = input instanceof PipelineRequest ? Either.right(input) : parse(input)
+  // A constructed instance was validated by its constructor; a well-formed
+  // plain request is built directly; anything else goes through the Schema.
+  const decoded = input instanceof PipelineRequest ? Either.right(input) : direct(input) ?? parse(input)
   if (Either.isLeft(decoded)) return Effect.fail(fromParseError(input, decoded.left))
   const checked = checkLimits(decoded.right, limits)
   return Either.isLeft(checked) ? Effect.fail(checked.left) : Effect.succeed(checked.right)
