@@ -223,7 +223,12 @@ const cloneAny = (value: Json): Json => {
   if (value === null || typeof value !== "object") return value
   if (Array.isArray(value)) return value.map(cloneAny)
   const out: Record<string, Json> = {}
-  for (const key of Object.keys(value)) out[key] = cloneAny((value as JsonObject)[key]!)
+  for (const key of Object.keys(value)) {
+    const copy = cloneAny((value as JsonObject)[key]!)
+    // An own "__proto__" key stays a key: assigning it would set the prototype.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true })
+    else out[key] = copy
+  }
   return out
 }
 
