@@ -3,7 +3,7 @@
 //
 //   npm run build
 //   b=$(mktemp -d) && cp -r ../shared/bench-peers/. "$b" && (cd "$b" && npm ci)
-//   (cd "$b" && EAP_DIST=$PWD EAP_ADAPTER=$PWD/bench/peers/eap-adapter.mjs node bench.mjs)
+//   (cd "$b" && EAP_DIST=$OLDPWD EAP_ADAPTER=$OLDPWD/bench/peers/eap-adapter.mjs node bench.mjs)
 //
 // Mapping onto the common scenario (counts per request):
 // - Model: the library's ScriptedModel. Call #1 is the plan (one step
@@ -133,10 +133,7 @@ export async function build(H, C, { recording, locate, scenario }) {
   )
 
   const layer = Agent.layer({
-    model: handle.layer ?? (await import(eap.dep("effect").url)).Layer.succeed(
-      (await import(eap.dep("@effect/ai").url)).LanguageModel.LanguageModel,
-      handle.service
-    ),
+    model: handle.layer,
     tools,
     hooks,
     options: { recording },
