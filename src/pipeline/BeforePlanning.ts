@@ -11,6 +11,7 @@
 import { Context, Effect, Predicate } from "effect"
 import type * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { HookEffect } from "../domain/ExecutionRecord.js"
+import type { PipelineContext } from "../domain/PipelineContext.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
@@ -258,6 +259,18 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
     participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
       Effect.gen(function*() {
         const enrichments: Record<string, Json> = { ...request.context.enrichments }
+        // The frozen snapshot hooks see, rebuilt only after a hook changed the
+        // enrichments (most hooks add nothing).
+        let version = 0
+        let view: PipelineContext | undefined
+        let viewVersion = -1
+        const snapshot = (): PipelineContext => {
+          if (view === undefined || viewVersion !== version) {
+            view = Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) })
+            viewVersion = version
+          }
+          return view
+        }
         const tools: Array<ToolRegistry.ToolEntry<never>> = []
         const toolKeys = new Set<string>()
         // Per-key JSON sizes, measured when a hook first changes something.
@@ -278,10 +291,8 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
             failure,
             execution: participant.execution,
             // The hook sees a snapshot of the enrichments accumulated so far.
-            call: () => handler(Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) }), gate),
-            plain: participant.plain === undefined
-              ? undefined
-              : () => participant.plain?.(Object.freeze({ ...request.context, enrichments: Object.freeze({ ...enrichments }) }), gate),
+            call: () => handler(snapshot(), gate),
+            plain: participant.plain === undefined ? undefined : () => participant.plain?.(snapshot(), gate),
             accept: (value): Verdict<Step> => {
               const changes = readChanges(value)
               if (typeof changes === "string") {
@@ -335,6 +346,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
               // to what it was contributes nothing.
               const now = clock.unsafeCurrentTimeMillis()
               const applied = applyChanges(enrichments, changes, now)
+              version++
               const effects = [...applied.effects, ...changes.tools.map((t) => toolEffect(t, now))]
               for (const t of changes.tools) {
                 tools.push(t)

@@ -42,10 +42,12 @@ export interface InvocationHandle extends InvocationEffects {
   /**
    * {@link complete}, applied now (call it only from inside a running
    * effect); returns what is left to do — writing the snapshot once the
-   * request has ended, else nothing. The hook runner's hot path.
+   * request has ended, else nothing. The hook runner's hot path: it takes
+   * `invocation` over (it becomes the record's entry, given its `effects`),
+   * so pass an object nobody else holds.
    */
   readonly completeNow: (
-    invocation: Omit<HookInvocation, "effects">,
+    invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
     extra?: ReadonlyArray<HookEffect>
   ) => Effect.Effect<void>
 }
@@ -172,18 +174,23 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
             invocations.push({ ...invocation, effects: buffer })
             return changed()
           }),
-        complete: (invocation, extra) => Effect.suspend(() => completeNow(invocation, extra)),
+        complete: (invocation, extra) => Effect.suspend(() => completeNow({ ...invocation }, extra)),
         completeNow
       }
-      function completeNow(invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>) {
+      function completeNow(
+        invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
+        extra?: ReadonlyArray<HookEffect>
+      ) {
         let effects = slot === undefined ? buffer : invocations[slot]?.effects ?? buffer
         if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
         open = false
+        // The caller's fresh object becomes the entry (no copy).
+        const entry: HookInvocation = Object.assign(invocation, { effects })
         if (slot === undefined) {
           slot = invocations.length
-          invocations.push({ ...invocation, effects })
+          invocations.push(entry)
         } else {
-          invocations[slot] = { ...invocation, effects }
+          invocations[slot] = entry
         }
         return changed()
       }
