@@ -346,7 +346,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
               // to what it was contributes nothing.
               const now = clock.unsafeCurrentTimeMillis()
               const applied = applyChanges(enrichments, changes, now)
-              version++
+              if (applied.applied.length > 0) version++
               const effects = [...applied.effects, ...changes.tools.map((t) => toolEffect(t, now))]
               for (const t of changes.tools) {
                 tools.push(t)

@@ -134,6 +134,71 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
       }
       return changed()
     })
+  /**
+   * One hook run's slot (one object per run: the methods live on the
+   * prototype). Effects reported while it runs are buffered until it is
+   * recorded; a detached run's entry accepts new effects until it completes.
+   */
+  class Invocation implements InvocationHandle {
+    private buffer: ReadonlyArray<HookEffect> = []
+    private slot: number | undefined = undefined
+    private open = false
+
+    upsert(effect: HookEffect): Effect.Effect<void, HookEffectReportError> {
+      return Effect.suspend(() => {
+        const slot = this.slot
+        if (slot === undefined) {
+          this.buffer = upsertEffect(this.buffer, effect)
+          return Effect.void
+        }
+        const invocation = invocations[slot]
+        if (invocation === undefined || (!this.open && !invocation.effects.some((e) => e.effectId === effect.effectId))) {
+          return Effect.fail(
+            new HookEffectReportError({
+              reason: "unannounced_after_return",
+              effectId: effect.effectId,
+              detail: "a new effect must be announced (pending) before the hook returns"
+            })
+          )
+        }
+        invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
+        return changed()
+      })
+    }
+
+    begin(invocation: Omit<HookInvocation, "effects">): Effect.Effect<void> {
+      return Effect.suspend(() => {
+        this.slot = invocations.length
+        this.open = true
+        invocations.push({ ...invocation, effects: this.buffer })
+        return changed()
+      })
+    }
+
+    complete(invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>): Effect.Effect<void> {
+      return Effect.suspend(() => this.completeNow({ ...invocation }, extra))
+    }
+
+    completeNow(
+      invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
+      extra?: ReadonlyArray<HookEffect>
+    ): Effect.Effect<void> {
+      const slot = this.slot
+      let effects = slot === undefined ? this.buffer : invocations[slot]?.effects ?? this.buffer
+      if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
+      this.open = false
+      // The caller's fresh object becomes the entry (no copy).
+      const entry: HookInvocation = Object.assign(invocation, { effects })
+      if (slot === undefined) {
+        this.slot = invocations.length
+        invocations.push(entry)
+      } else {
+        invocations[slot] = entry
+      }
+      return changed()
+    }
+  }
+
   return {
     enabled: true,
     current,
@@ -142,59 +207,7 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
       invocations.push(invocation)
       return changed()
     },
-    startInvocation: () => {
-      let buffer: ReadonlyArray<HookEffect> = []
-      let slot: number | undefined
-      // A detached run's entry accepts new effects until the run completes.
-      let open = false
-      return {
-        upsert: (effect) =>
-          Effect.suspend(() => {
-            if (slot === undefined) {
-              buffer = upsertEffect(buffer, effect)
-              return Effect.void
-            }
-            const invocation = invocations[slot]
-            if (invocation === undefined || (!open && !invocation.effects.some((e) => e.effectId === effect.effectId))) {
-              return Effect.fail(
-                new HookEffectReportError({
-                  reason: "unannounced_after_return",
-                  effectId: effect.effectId,
-                  detail: "a new effect must be announced (pending) before the hook returns"
-                })
-              )
-            }
-            invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
-            return changed()
-          }),
-        begin: (invocation) =>
-          Effect.suspend(() => {
-            slot = invocations.length
-            open = true
-            invocations.push({ ...invocation, effects: buffer })
-            return changed()
-          }),
-        complete: (invocation, extra) => Effect.suspend(() => completeNow({ ...invocation }, extra)),
-        completeNow
-      }
-      function completeNow(
-        invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
-        extra?: ReadonlyArray<HookEffect>
-      ) {
-        let effects = slot === undefined ? buffer : invocations[slot]?.effects ?? buffer
-        if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
-        open = false
-        // The caller's fresh object becomes the entry (no copy).
-        const entry: HookInvocation = Object.assign(invocation, { effects })
-        if (slot === undefined) {
-          slot = invocations.length
-          invocations.push(entry)
-        } else {
-          invocations[slot] = entry
-        }
-        return changed()
-      }
-    },
+    startInvocation: () => new Invocation(),
     finalize: (lifecycle) =>
       Effect.suspend(() => {
         base = { ...current(), lifecycle }
