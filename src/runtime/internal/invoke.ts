@@ -164,10 +164,31 @@ const runInside = <A>(spec: InvocationSpec<A>, run: Run): Effect.Effect<Invocati
   })
 }
 
+/**
+ * {@link settle} for the synchronous fast path: an accepted value is
+ * recorded now, without building an effect for it.
+ */
+const settleNow = <A>(spec: InvocationSpec<A>, run: Run, ended: Attempt): Effect.Effect<InvocationResult<A>> => {
+  if (ended._tag !== "Value") return settle(spec, run, ended)
+  const verdict = spec.accept(ended.value)
+  if (verdict._tag !== "Accept") return settleVerdict(spec, run, verdict)
+  const rest = run.finishNow({
+    status: "completed",
+    decision: verdict.decision,
+    effects: verdict.effects,
+    event: verdict.event,
+    contribution: verdict.contribution
+  }, Exit.void)
+  const result: InvocationResult<A> = { _tag: "Accepted", value: verdict.value }
+  return rest === Effect.void ? Effect.succeed(result) : Effect.as(rest, result)
+}
+
+/** A run's rejected result. */
+const rejected = <A>(error: string, reason: HookFailureReason, cause?: unknown): Rejected<A> =>
+  cause === undefined ? { _tag: "Rejected", error, reason } : { _tag: "Rejected", error, reason, cause }
+
 /** How the run ended: validated and recorded; what the point gets back. */
 const settle = <A>(spec: InvocationSpec<A>, run: Run, ended: Attempt): Effect.Effect<InvocationResult<A>> => {
-  const rejected = (error: string, reason: HookFailureReason, cause?: unknown): Rejected<A> =>
-    cause === undefined ? { _tag: "Rejected", error, reason } : { _tag: "Rejected", error, reason, cause }
   {
     switch (ended._tag) {
       case "WrongShape": {
@@ -213,20 +234,29 @@ const settle = <A>(spec: InvocationSpec<A>, run: Run, ended: Attempt): Effect.Ef
             { _tag: "Accepted", value: verdict.value } as const
           )
         }
-        const result = rejected(verdict.error, verdict.reason ?? "hook_failed", verdict.cause)
-        return Effect.as(
-          run.finish({
-            status: "failed",
-            error: verdict.error,
-            decision: verdict.decision,
-            effects: verdict.effects,
-            event: verdict.event
-          }, Exit.fail(verdict.error)),
-          verdict.value === undefined ? result : { ...result, value: verdict.value }
-        )
+        return settleVerdict(spec, run, verdict)
       }
     }
   }
+}
+
+/** A refused value: recorded as failed; the point gets it back as `Rejected`. */
+const settleVerdict = <A>(
+  _spec: InvocationSpec<A>,
+  run: Run,
+  verdict: Extract<Verdict<A>, { readonly _tag: "Reject" }>
+): Effect.Effect<InvocationResult<A>> => {
+  const result = rejected<A>(verdict.error, verdict.reason ?? "hook_failed", verdict.cause)
+  return Effect.as(
+    run.finish({
+      status: "failed",
+      error: verdict.error,
+      decision: verdict.decision,
+      effects: verdict.effects,
+      event: verdict.event
+    }, Exit.fail(verdict.error)),
+    verdict.value === undefined ? result : { ...result, value: verdict.value }
+  )
 }
 
 // Hot path: one span, at most one FiberRef scope and synchronous clock reads
@@ -241,7 +271,7 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
     return Effect.withFiberRuntime((fiber) =>
       collects(fiber)
         ? Effect.flatMap(openRun(spec), (run) => runInside(spec, run))
-        : settle(spec, openRunNow(spec, clockOf(fiber)), callPlain(plain))
+        : settleNow(spec, openRunNow(spec, clockOf(fiber)), callPlain(plain))
     )
   }
   return Effect.flatMap(openRun(spec), (run) => runInside(spec, run))

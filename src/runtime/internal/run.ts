@@ -185,42 +185,56 @@ const endSpan = (span: Tracer.Span, ending: Ending, exit: Exit.Exit<unknown, unk
   span.end(clock.unsafeCurrentTimeNanos(), exit)
 }
 
-/** The run, its span given (or none); everything here is synchronous. */
-const makeRun = (
-  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
-  clock: Clock.Clock,
-  span: Tracer.Span | undefined,
-  given: InvocationHandle | undefined
-): Run => {
-  // A new record entry each time the run executes (a retried guard is
-  // recorded once per run), unless the caller made it earlier.
-  const handle = given ?? spec.recorder.startInvocation()
-  const startedAt = clock.unsafeCurrentTimeMillis()
-  const t0 = elapsedMillis(clock)
-  let finished = false
-  const finishNow = (ending: Ending, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
-    if (finished) return Effect.void
-    finished = true
+type RunSpecOf = Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">
+
+/** A run (one object: the methods live on the prototype); everything here is synchronous. */
+class HookRun implements Run {
+  release: (() => void) | undefined = undefined
+  private finished = false
+  private readonly startedAt: number
+  private readonly t0: number
+
+  constructor(
+    private readonly spec: RunSpecOf,
+    private readonly clock: Clock.Clock,
+    readonly span: Tracer.Span | undefined,
+    readonly handle: InvocationHandle
+  ) {
+    this.startedAt = clock.unsafeCurrentTimeMillis()
+    this.t0 = elapsedMillis(clock)
+  }
+
+  finishNow(ending: Ending, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
+    if (this.finished) return Effect.void
+    this.finished = true
     // Interrupted inside the handler: the slot is given back here.
-    if (run.release !== undefined) run.release()
-    if (span !== undefined) endSpan(span, ending, exit, clock)
+    if (this.release !== undefined) this.release()
+    if (this.span !== undefined) endSpan(this.span, ending, exit, this.clock)
     const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
-      entryOf(spec, ending.status, startedAt, elapsedMillis(clock) - t0)
+      entryOf(this.spec, ending.status, this.startedAt, elapsedMillis(this.clock) - this.t0)
     if (ending.error !== undefined) entry.error = ending.error
     if (ending.decision !== undefined) entry.decision = ending.decision
     if (ending.attempts !== undefined) entry.attempts = ending.attempts
     if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
-    return handle.completeNow(entry, ending.effects)
+    return this.handle.completeNow(entry, ending.effects)
   }
-  const run: Run = {
-    span,
-    handle,
-    release: undefined,
-    finishNow,
-    finish: (ending, exit) => Effect.suspend(() => finishNow(ending, exit))
+
+  finish(ending: Ending, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
+    return Effect.suspend(() => this.finishNow(ending, exit))
   }
-  return run
 }
+
+/**
+ * The run, its span given (or none). A new record entry each time the run
+ * executes (a retried guard is recorded once per run), unless the caller
+ * made it earlier.
+ */
+const makeRun = (
+  spec: RunSpecOf,
+  clock: Clock.Clock,
+  span: Tracer.Span | undefined,
+  given: InvocationHandle | undefined
+): Run => new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation())
 
 let liveClock: Clock.Clock | undefined
 
