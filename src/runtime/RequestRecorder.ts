@@ -84,6 +84,83 @@ const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): R
   return next
 }
 
+/** What a request's invocation slots write into. */
+interface InvocationLog {
+  readonly invocations: Array<HookInvocation>
+  /** Records a change (revision + 1); writes the snapshot once the request ended. */
+  readonly changed: () => Effect.Effect<void>
+}
+
+/**
+ * One hook run's slot (one object per run: the methods live on the
+ * prototype of this one class). Effects reported while it runs are buffered
+ * until it is recorded; a detached run's entry accepts new effects until it
+ * completes.
+ */
+class Invocation implements InvocationHandle {
+  private buffer: ReadonlyArray<HookEffect> = []
+  private slot: number | undefined = undefined
+  private open = false
+
+  constructor(private readonly log: InvocationLog) {}
+
+  upsert(effect: HookEffect): Effect.Effect<void, HookEffectReportError> {
+    return Effect.suspend(() => {
+      const { invocations } = this.log
+      const slot = this.slot
+      if (slot === undefined) {
+        this.buffer = upsertEffect(this.buffer, effect)
+        return Effect.void
+      }
+      const invocation = invocations[slot]
+      if (invocation === undefined || (!this.open && !invocation.effects.some((e) => e.effectId === effect.effectId))) {
+        return Effect.fail(
+          new HookEffectReportError({
+            reason: "unannounced_after_return",
+            effectId: effect.effectId,
+            detail: "a new effect must be announced (pending) before the hook returns"
+          })
+        )
+      }
+      invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
+      return this.log.changed()
+    })
+  }
+
+  begin(invocation: Omit<HookInvocation, "effects">): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.slot = this.log.invocations.length
+      this.open = true
+      this.log.invocations.push({ ...invocation, effects: this.buffer })
+      return this.log.changed()
+    })
+  }
+
+  complete(invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>): Effect.Effect<void> {
+    return Effect.suspend(() => this.completeNow({ ...invocation }, extra))
+  }
+
+  completeNow(
+    invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
+    extra?: ReadonlyArray<HookEffect>
+  ): Effect.Effect<void> {
+    const { invocations } = this.log
+    const slot = this.slot
+    let effects = slot === undefined ? this.buffer : invocations[slot]?.effects ?? this.buffer
+    if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
+    this.open = false
+    // The caller's fresh object becomes the entry (no copy).
+    const entry: HookInvocation = Object.assign(invocation, { effects })
+    if (slot === undefined) {
+      this.slot = invocations.length
+      invocations.push(entry)
+    } else {
+      invocations[slot] = entry
+    }
+    return this.log.changed()
+  }
+}
+
 /**
  * A recorder that writes with `save`, starting from `initial`.
  *
@@ -121,6 +198,7 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
     snapshot = undefined
     return finalized ? persist : Effect.void
   }
+  const log: InvocationLog = { invocations, changed }
   const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>
     Effect.suspend(() => {
       // `f` sees the invocations recorded so far without a copy of them;
@@ -134,71 +212,6 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
       }
       return changed()
     })
-  /**
-   * One hook run's slot (one object per run: the methods live on the
-   * prototype). Effects reported while it runs are buffered until it is
-   * recorded; a detached run's entry accepts new effects until it completes.
-   */
-  class Invocation implements InvocationHandle {
-    private buffer: ReadonlyArray<HookEffect> = []
-    private slot: number | undefined = undefined
-    private open = false
-
-    upsert(effect: HookEffect): Effect.Effect<void, HookEffectReportError> {
-      return Effect.suspend(() => {
-        const slot = this.slot
-        if (slot === undefined) {
-          this.buffer = upsertEffect(this.buffer, effect)
-          return Effect.void
-        }
-        const invocation = invocations[slot]
-        if (invocation === undefined || (!this.open && !invocation.effects.some((e) => e.effectId === effect.effectId))) {
-          return Effect.fail(
-            new HookEffectReportError({
-              reason: "unannounced_after_return",
-              effectId: effect.effectId,
-              detail: "a new effect must be announced (pending) before the hook returns"
-            })
-          )
-        }
-        invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
-        return changed()
-      })
-    }
-
-    begin(invocation: Omit<HookInvocation, "effects">): Effect.Effect<void> {
-      return Effect.suspend(() => {
-        this.slot = invocations.length
-        this.open = true
-        invocations.push({ ...invocation, effects: this.buffer })
-        return changed()
-      })
-    }
-
-    complete(invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>): Effect.Effect<void> {
-      return Effect.suspend(() => this.completeNow({ ...invocation }, extra))
-    }
-
-    completeNow(
-      invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
-      extra?: ReadonlyArray<HookEffect>
-    ): Effect.Effect<void> {
-      const slot = this.slot
-      let effects = slot === undefined ? this.buffer : invocations[slot]?.effects ?? this.buffer
-      if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
-      this.open = false
-      // The caller's fresh object becomes the entry (no copy).
-      const entry: HookInvocation = Object.assign(invocation, { effects })
-      if (slot === undefined) {
-        this.slot = invocations.length
-        invocations.push(entry)
-      } else {
-        invocations[slot] = entry
-      }
-      return changed()
-    }
-  }
-
   return {
     enabled: true,
     current,
@@ -207,7 +220,7 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
       invocations.push(invocation)
       return changed()
     },
-    startInvocation: () => new Invocation(),
+    startInvocation: () => new Invocation(log),
     finalize: (lifecycle) =>
       Effect.suspend(() => {
         base = { ...current(), lifecycle }
