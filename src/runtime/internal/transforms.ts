@@ -121,6 +121,10 @@ export const makeTransform = (
   if (chain.length === 0) return Effect.succeed(value)
   return Effect.withFiberRuntime((fiber) => {
     let current = value
+    // Whether the chain's first value has the point's shape (values a hook
+    // returned were checked as they came); checked once, when first needed.
+    let firstValid: boolean | undefined
+    const inputValid = (): boolean => current !== value || (firstValid ??= validValue(point, value) === undefined)
     const completed: Array<boolean> = []
     const fast = !collects(fiber)
     const clock = clockOf(fiber)
@@ -213,17 +217,21 @@ export const makeTransform = (
           const spec = specOf(participant, i, call, recorder)
           return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Panic", cause: Cause.die(defect) })
         }
-        const judged = judge(point, participant, input, value)
-        if (judged._tag === "Refused") {
-          const spec = specOf(participant, i, call, recorder)
-          return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Value", value })
+        // The value handed back as it was (the common pass-through): nothing
+        // to judge, once the chain's first value passed the point's check.
+        let contribution: TransformValues[P] | undefined
+        if (value !== input || !inputValid()) {
+          const judged = judge(point, participant, input, value)
+          if (judged._tag === "Refused") {
+            const spec = specOf(participant, i, call, recorder)
+            return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Value", value })
+          }
+          current = judged.value
+          if (judged.changed) contribution = judged.value
         }
         completed[i] = true
-        current = judged.value
         const rest = recording
-          ? recorder.appendNow(
-            completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, judged.changed ? judged.value : undefined)
-          )
+          ? recorder.appendNow(completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, contribution))
           : Effect.void
         i++
         if (rest !== Effect.void) return Effect.zipRight(rest, next(i))
