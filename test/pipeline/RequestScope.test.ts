@@ -106,3 +106,36 @@ describe("request scope", () => {
       expect(ran).toEqual(["now"])
     }))
 })
+
+describe("request scope: synthesis inference hooks", () => {
+  // A transform on every model call that sees the request and reports an effect into its own run.
+  const probe = (seen: Array<string>) =>
+    Hook.make({
+      name: "probe",
+      afterInference: (call, text) =>
+        Effect.gen(function*() {
+          const request = yield* RequestScope.current
+          seen.push(`${call.payload.purpose}:${request._tag === "Some" ? request.value.requestId : "none"}`)
+          yield* HookEffects.report({ effectId: `seen-${call.payload.purpose}`, name: "Seen", status: "succeeded" })
+          return text
+        }).pipe(Effect.orDie)
+    })
+
+  for (const mode of ["buffered", "streamed"] as const) {
+    it.effect(`seed 002/C15: ${mode} synthesis — its inference hooks run in the request's scope and report into their own runs`, () =>
+      Effect.gen(function*() {
+        const seen: Array<string> = []
+        const h = yield* makeHarness({ hooks: [probe(seen)], script })
+        const requestId = `synthesis-scope-${mode}`
+        if (mode === "buffered") yield* h.pipeline.process({ request: "q", requestId })
+        else yield* Stream.runDrain(h.pipeline.stream({ request: "q", requestId }))
+        expect(seen).toEqual([`planning:${requestId}`, `synthesis:${requestId}`])
+        const record = yield* h.record(requestId)
+        const runs = record.hookInvocations.filter((i) => i.stage === "after_inference")
+        expect(runs.map((i) => [i.status, i.effects.map((e) => e.effectId)])).toEqual([
+          ["completed", ["seen-planning"]],
+          ["completed", ["seen-synthesis"]]
+        ])
+      }))
+  }
+})

@@ -5,7 +5,7 @@
  * AfterExecution (C11); after it, the raw draft is recorded and
  * AfterSynthesis chains the final response (C12).
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import type { PhaseRecord } from "../../domain/ExecutionRecord.js"
 import * as HookEffects from "../../runtime/HookEffects.js"
 import type { AfterExecution } from "../AfterExecution.js"
@@ -88,6 +88,23 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       )
       return Effect.locally(scoped, HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
     })
+
+  /**
+   * {@link hookScope} for a stream: the request's scope is set on the
+   * stream's fiber until the stream's scope closes (its synthesis inference
+   * hooks see the request, and report into their own runs).
+   */
+  const enterHookScope = (state: RequestState): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.zipRight(
+      Effect.locallyScoped(RequestScope.currentRequest, {
+        scope: state.scope,
+        requestId: state.context.requestId,
+        recorder: state.recorder,
+        call: state.call,
+        operations
+      }),
+      Effect.locallyScoped(HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
+    )
 
   /** Everything before synthesis, shared by the buffered and streaming paths. */
   const preSynthesis = (
@@ -174,7 +191,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       }, TRUSTED)
     }))
 
-  return { hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
+  return { enterHookScope, hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
 }
 
 /** The stages built by {@link makeRequestStages}. */

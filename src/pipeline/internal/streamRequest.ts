@@ -31,7 +31,7 @@ export interface StreamRequestDeps {
 /** Builds the streaming path: `stream` opens a request and streams its events. */
 export const makeStreamRequest = (deps: StreamRequestDeps) => {
   const { begin, chunkBytes, inference, operations } = deps
-  const { complete, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
+  const { complete, enterHookScope, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
 
   const stream = (input: PipelineRequest.Input): Stream.Stream<StreamEvent, PipelineError> =>
     Stream.unwrap(
@@ -70,12 +70,16 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
               case "Synthesize": {
                 // The full text comes last (after inference transforms): the draft.
                 let draft = ""
-                const tokens = Synthesizer.stream(inference, {
-                  prompt: synthesisPrompt(pre.context, pre.phases),
-                  coordinates: { requestId: state.context.requestId },
-                  parent: state.call,
-                  recorder: state.recorder
-                }).pipe(
+                // Inference hooks of the streamed synthesis run in the request's scope.
+                const tokens = Stream.unwrapScoped(Effect.as(
+                  enterHookScope(state),
+                  Synthesizer.stream(inference, {
+                    prompt: synthesisPrompt(pre.context, pre.phases),
+                    coordinates: { requestId: state.context.requestId },
+                    parent: state.call,
+                    recorder: state.recorder
+                  })
+                )).pipe(
                   Stream.filterMap((part) => {
                     if (part._tag === "Done") {
                       draft = part.text
