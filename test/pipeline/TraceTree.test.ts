@@ -119,4 +119,21 @@ describe("C17: the exported span tree", () => {
         yield* Effect.promise(() => expect(rendered).toMatchFileSnapshot(GOLDEN))
       })
     ))
+
+  it.effect("C17: with tracing disabled (Effect.withTracerEnabled(false)) no pipeline span is made, and the record still has every run", () =>
+    traced((tracing) =>
+      Effect.gen(function*() {
+        const h = yield* makeHarness({
+          hooks,
+          script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+        })
+        const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "tree-off" }).pipe(
+          Effect.withTracerEnabled(false)
+        )
+        expect(result._tag).toBe("Completed")
+        expect(tracing.spans().map((s) => s.name)).toEqual([])
+        const record = yield* h.record("tree-off")
+        expect(record.hookInvocations.length).toBeGreaterThan(10)
+      })
+    ))
 })
