@@ -14,7 +14,15 @@ import { Refusal } from "../OperationHooks.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import type { Participant } from "../Subscription.js"
 import type { AnyGuard, OperationRunSpec, SpecOf } from "./participants.js"
-import { attempt, failureDecision, failureText, openRun, propagateInterruption, propagatePanic, skipped } from "./run.js"
+import {
+  attempt,
+  failureDecision,
+  failureText,
+  openRun,
+  propagateInterruption,
+  propagatePanic,
+  skipped
+} from "./run.js"
 
 /** A fail-closed guard that could not run (a dependency failed) denies the operation. */
 const dependencyDenied = (spec: OperationRunSpec, detail: string): HookDenied =>

@@ -21,8 +21,6 @@ import {
   type Attempt,
   attempt,
   callPlain,
-  clockOf,
-  type Detach,
   failureDecision,
   failureText,
   openRun,
@@ -31,9 +29,10 @@ import {
   propagatePanic,
   type Run,
   type RunSpec,
-  type SpanEvent,
-  startDetached
+  type SpanEvent
 } from "./run.js"
+import { clockOf } from "./timing.js"
+import { type Detach, startDetached } from "./detached.js"
 import { collects } from "./spans.js"
 
 /** What the point's validation made of a returned value. */
@@ -92,7 +91,7 @@ export const undeclaredContribution = (
 /** The rejected case of {@link InvocationResult}. */
 export type Rejected<A> = Extract<InvocationResult<A>, { readonly _tag: "Rejected" }>
 
-export type { Detach } from "./run.js"
+export type { Detach } from "./detached.js"
 
 /** One hook run as a point invokes it: what the run is, plus how to call the handler and judge its value. */
 export interface InvocationSpec<A> extends RunSpec {

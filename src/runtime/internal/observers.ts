@@ -16,10 +16,6 @@ import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
-  clockOf,
-  completedOperationEntry,
-  type Detach,
-  elapsedMillis,
   failureDecision,
   failureText,
   openRun,
@@ -27,9 +23,11 @@ import {
   propagateInterruption,
   propagatePanic,
   recordSkipped,
-  type Run,
-  startDetached
+  type Run
 } from "./run.js"
+import { clockOf, elapsedMillis } from "./timing.js"
+import { completedOperationEntry } from "./fastPath.js"
+import { type Detach, startDetached } from "./detached.js"
 import { collects } from "./spans.js"
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {

@@ -11,7 +11,7 @@
  * `propagate_panic`, then re-raised unchanged. A handler's self-interruption
  * is recorded and propagates.
  */
-import { Cause, Clock, Context, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
 import type {
   DecisionPolicy,
   HookDecision,
@@ -27,7 +27,7 @@ import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason, unmetDependencies } from "../Subscription.js"
 import { contributionHash } from "./hash.js"
 import { collects } from "./spans.js"
-import type { RuntimeFiber } from "effect/Fiber"
+import { clockOf, elapsedMillis } from "./timing.js"
 
 /** A trace event added to the run's span before it ends. */
 export interface SpanEvent {
@@ -236,55 +236,6 @@ const makeRun = (
   given: InvocationHandle | undefined
 ): Run => new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation())
 
-let liveClock: Clock.Clock | undefined
-
-/**
- * A monotonic time in milliseconds for durations: `performance.now()` on
- * Effect's live clock (no BigInt per reading), else the installed clock's
- * nanoseconds (a `TestClock` keeps durations deterministic).
- */
-export const elapsedMillis = (clock: Clock.Clock): number =>
-  clock === (liveClock ??= Effect.runSync(Effect.clock))
-    ? performance.now()
-    : Number(clock.unsafeCurrentTimeNanos()) / 1e6
-
-const NO_EFFECTS: ReadonlyArray<HookEffect> = []
-
-/**
- * The record entry of an operation hook's run that completed on the
- * synchronous fast path — the entry `entryOf` and `finish` would make for
- * it (a fast-path run is blocking and reports no effects).
- */
-export const completedOperationEntry = (
-  participant: { readonly id: string; readonly point: HookPoint },
-  sequence: number,
-  call: { readonly operation: Operation; readonly callId: string; readonly coordinates: { readonly phase?: number | undefined; readonly stepId?: string | undefined } },
-  startedAt: number,
-  duration: number,
-  contribution?: unknown
-): HookInvocation => {
-  const entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] } = {
-    name: participant.id,
-    stage: participant.point,
-    outcome: "succeeded",
-    status: "completed",
-    sequence,
-    startedAt,
-    duration,
-    effects: NO_EFFECTS
-  }
-  if (call.coordinates.phase !== undefined) entry.phase = call.coordinates.phase
-  entry.operation = call.operation
-  entry.callId = call.callId
-  if (call.coordinates.stepId !== undefined) entry.stepId = call.coordinates.stepId
-  if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
-  return entry
-}
-
-/** The clock a fiber runs with. */
-export const clockOf = (fiber: RuntimeFiber<unknown, unknown>): Clock.Clock =>
-  Context.get(fiber.currentDefaultServices, Clock.Clock)
-
 /**
  * Opens a run without a span, synchronously: the synchronous fast path,
  * taken only when spans are not collected (see `spans.ts`).
@@ -467,43 +418,3 @@ export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Ca
 export const propagateInterruption = (run: Run): Effect.Effect<never> =>
   Effect.zipRight(run.finish({ status: "failed", error: "interrupted" }, Exit.interrupt(FiberId.none)), Effect.interrupt)
 
-/**
- * Starts a detached run: `fireAndRecord` at once, `background` through the
- * bounded pool. `cancelled` records a run that will not finish: interrupted
- * (running or queued) at shutdown, or refused because shutdown began.
- */
-export type Detach = (
-  policy: ExecutionPolicy,
-  run: Effect.Effect<void>,
-  cancelled: (reason: string) => Effect.Effect<void>
-) => Effect.Effect<void>
-
-/**
- * Hands a run to the pool: records it `backgrounded` now; `work` opens the
- * run on that entry (telling `opened` about it) and does it. A panic stays
- * in the pool's fiber — recorded by the run, logged, never the request's —
- * and a run that will not finish is completed as failed with the reason.
- */
-export const startDetached = (
-  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
-  detach: Detach,
-  what: string,
-  work: (handle: InvocationHandle, opened: (run: Run) => void) => Effect.Effect<void>
-): Effect.Effect<void> =>
-  Clock.clockWith((clock) => {
-    const handle = spec.recorder.startInvocation()
-    const queuedAt = clock.unsafeCurrentTimeMillis()
-    let run: Run | undefined
-    const body = work(handle, (opened) => void (run = opened)).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.logWarning(`detached ${what} ${spec.hookName} panicked`, Cause.pretty(cause))
-      )
-    )
-    const cancelled = (reason: string) =>
-      run !== undefined
-        ? run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
-        : handle.complete({ ...entryOf(spec, "failed", queuedAt, 0), error: reason })
-    return Effect.zipRight(handle.begin(entryOf(spec, "backgrounded", queuedAt, 0)), detach(spec.execution, body, cancelled))
-  })

@@ -21,9 +21,6 @@ import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
-  clockOf,
-  completedOperationEntry,
-  elapsedMillis,
   failureText,
   openRun,
   openRunNow,
@@ -32,6 +29,8 @@ import {
   type Run,
   skipped
 } from "./run.js"
+import { clockOf, elapsedMillis } from "./timing.js"
+import { completedOperationEntry } from "./fastPath.js"
 import { collects } from "./spans.js"
 
 /** Does a transform's value have the point's shape? */

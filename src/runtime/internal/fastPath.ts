@@ -1,0 +1,43 @@
+/**
+ * The record entry of a `Hook.sync` operation-hook run that completed on
+ * the synchronous fast path (transforms, Around observers): built directly,
+ * the entry the full run would have made.
+ */
+import type { HookEffect, HookInvocation } from "../../domain/ExecutionRecord.js"
+import type { HookPoint } from "../../domain/HookPoint.js"
+import type { Operation } from "../../domain/Operation.js"
+import { contributionHash } from "./hash.js"
+
+const NO_EFFECTS: ReadonlyArray<HookEffect> = []
+
+/**
+ * The record entry of an operation hook's run that completed on the
+ * synchronous fast path — the entry `entryOf` and `finish` would make for
+ * it (a fast-path run is blocking and reports no effects).
+ */
+export const completedOperationEntry = (
+  participant: { readonly id: string; readonly point: HookPoint },
+  sequence: number,
+  call: { readonly operation: Operation; readonly callId: string; readonly coordinates: { readonly phase?: number | undefined; readonly stepId?: string | undefined } },
+  startedAt: number,
+  duration: number,
+  contribution?: unknown
+): HookInvocation => {
+  const entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] } = {
+    name: participant.id,
+    stage: participant.point,
+    outcome: "succeeded",
+    status: "completed",
+    sequence,
+    startedAt,
+    duration,
+    effects: NO_EFFECTS
+  }
+  if (call.coordinates.phase !== undefined) entry.phase = call.coordinates.phase
+  entry.operation = call.operation
+  entry.callId = call.callId
+  if (call.coordinates.stepId !== undefined) entry.stepId = call.coordinates.stepId
+  if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
+  return entry
+}
+
