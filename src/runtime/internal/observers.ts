@@ -10,12 +10,14 @@ import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js
 import { HookDenied } from "../../domain/PipelineError.js"
 import type { Finish } from "../OperationHooks.js"
 import { isDetached } from "../Policy.js"
+import { currentInvocation, sharedSlot } from "../HookEffects.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
+  failedAttempt,
   failureDecision,
   failureText,
   openRun,
@@ -23,7 +25,8 @@ import {
   propagateInterruption,
   propagatePanic,
   recordSkipped,
-  type Run
+  type Run,
+  wrongShapeAttempt
 } from "./run.js"
 import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
@@ -163,6 +166,40 @@ export const makeObserve = (
         if (observing !== undefined) open.push(observing)
         else completed[i] = false
       }
+      // The fiber's effect-reporting slot, switched around an Effect handler on
+      // the lean path (a fiber without its own slot takes the full path).
+      const slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
+      const lean = fast && slot !== sharedSlot
+      /** An Effect observer's begin on the lean path: its effect and one continuation. */
+      const leanBegin = (participant: Participant<AnyAround>, i: number): Effect.Effect<Observing | undefined> => {
+        const spec = specOf(participant, i, call, recorder)
+        const run = openRunNow(spec, clock)
+        let returned: unknown
+        try {
+          returned = participant.handler(call)
+        } catch (defect) {
+          return settleBegin(run, spec, { _tag: "Panic", cause: Cause.die(defect) })
+        }
+        if (!Effect.isEffect(returned)) return settleBegin(run, spec, wrongShapeAttempt)
+        if (slot !== undefined) {
+          const previous = slot.current
+          slot.current = run.handle
+          run.release = () => {
+            run.release = undefined
+            slot.current = previous
+          }
+        }
+        return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
+          onSuccess: (value) => {
+            if (run.release !== undefined) run.release()
+            return settleBegin(run, spec, { _tag: "Value", value })
+          },
+          onFailure: (cause) => {
+            if (run.release !== undefined) run.release()
+            return settleBegin(run, spec, failedAttempt(cause))
+          }
+        })
+      }
       const begins = (start: number): Effect.Effect<void> => {
         for (let i = start; i < observers.length; i++) {
           const participant = observers[i]!
@@ -180,6 +217,12 @@ export const makeObserve = (
             continue
           }
           const plain = participant.plain
+          if (plain === undefined && lean && participant.execution._tag === "Blocking") {
+            return Effect.flatMap(leanBegin(participant, i), (observing) => {
+              observed(i)(observing)
+              return begins(i + 1)
+            })
+          }
           if (!fast || plain === undefined || participant.execution._tag !== "Blocking") {
             const spec = specOf(participant, i, call, recorder)
             return Effect.zipRight(Effect.map(begin(participant, spec, call), observed(i)), Effect.suspend(() => begins(i + 1)))

@@ -374,12 +374,7 @@ export const attempt = (
     },
     onFailure: (cause: Cause.Cause<unknown>): Attempt => {
       if (run.release !== undefined) run.release()
-      if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
-      const failure = Cause.failureOption(cause)
-      // The handler's own error value: Effect may have wrapped it to carry the span.
-      return Option.isSome(failure) && !Cause.isDie(cause)
-        ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
-        : { _tag: "Panic", cause }
+      return failedAttempt(cause)
     }
   }
   // With recording off the request already runs with reporting disabled.
@@ -401,6 +396,19 @@ export const attempt = (
     return Effect.matchCause(spanned, ended)
   })
 }
+
+/** How a handler that failed with `cause` ended: its self-interruption, its typed failure, or a panic. */
+export const failedAttempt = (cause: Cause.Cause<unknown>): Attempt => {
+  if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
+  const failure = Cause.failureOption(cause)
+  // The handler's own error value: Effect may have wrapped it to carry the span.
+  return Option.isSome(failure) && !Cause.isDie(cause)
+    ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
+    : { _tag: "Panic", cause }
+}
+
+/** The attempt of a handler that returned something other than an Effect. */
+export const wrongShapeAttempt: Attempt = WRONG_SHAPE_ATTEMPT
 
 /** Records a panic, then re-raises it as the defect it is (C13). */
 export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Cause<unknown>): Effect.Effect<never> =>

@@ -14,6 +14,7 @@ import type { Call } from "../../domain/Operation.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
 import { allows, rewriteCapability } from "../Capability.js"
 import type { TransformValues } from "../OperationHooks.js"
+import { currentInvocation, sharedSlot } from "../HookEffects.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
@@ -21,13 +22,15 @@ import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
+  failedAttempt,
   failureText,
   openRun,
   openRunNow,
   propagateInterruption,
   propagatePanic,
   type Run,
-  skipped
+  skipped,
+  wrongShapeAttempt
 } from "./run.js"
 import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
@@ -165,10 +168,12 @@ export const makeTransform = (
           if (judged._tag === "Refused") return failed(i, spec, run, "failed", judged.error, judged.why, judged.reason)
           completed[i] = true
           current = judged.value
-          return Effect.zipRight(
-            run.finish(judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" }, Exit.void),
-            next(i + 1)
+          // Recorded now; the chain goes on at once unless the write must wait.
+          const rest = run.finishNow(
+            judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" },
+            Exit.void
           )
+          return rest === Effect.void ? loop(i + 1) : Effect.zipRight(rest, next(i + 1))
         }
         case "WrongShape":
           return failed(i, spec, run, "failed", "hook handler did not return an Effect", "wrong_shape", "hook_error")
@@ -195,12 +200,58 @@ export const makeTransform = (
           settle(i, spec, run, input, ended)))
     }
 
+    // The fiber's effect-reporting slot, switched around an Effect handler on
+    // the lean path (a fiber without its own slot takes the full path).
+    const slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
+    const lean = fast && slot !== sharedSlot
+
+    /**
+     * Run `i` on the lean Effect path: the handler's effect and one
+     * continuation — no span, no run effect, no deadline (blocking only).
+     */
+    const leanStep = (i: number, participant: Participant<AnyTransform>): Effect.Effect<TransformValues[P], HookFailed> => {
+      const input = current
+      const spec = specOf(participant, i, call, recorder)
+      const run = openRunNow(spec, clock)
+      let returned: unknown
+      try {
+        returned = participant.handler(call, input)
+      } catch (defect) {
+        return settle(i, spec, run, input, { _tag: "Panic", cause: Cause.die(defect) })
+      }
+      if (!Effect.isEffect(returned)) return settle(i, spec, run, input, wrongShapeAttempt)
+      if (slot !== undefined) {
+        // The handler reports into this run until it ends.
+        const previous = slot.current
+        slot.current = run.handle
+        run.release = () => {
+          run.release = undefined
+          slot.current = previous
+        }
+      }
+      // Handlers' requirements were provided at registration (PipelineHooks.layer).
+      return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
+        onSuccess: (value) => {
+          if (run.release !== undefined) run.release()
+          return settle(i, spec, run, input, { _tag: "Value", value })
+        },
+        onFailure: (cause) => {
+          if (run.release !== undefined) run.release()
+          return settle(i, spec, run, input, failedAttempt(cause))
+        }
+      })
+    }
+
     /** Runs from `i`: synchronous handlers in a loop, the rest on the Effect path. */
     const loop = (start: number): Effect.Effect<TransformValues[P], HookFailed> => {
       let i = start
       while (i < chain.length) {
         const participant = chain[i]!
         const plain = participant.plain
+        if (plain === undefined && lean && participant.execution._tag === "Blocking") {
+          if (skipReason(participant, completed) !== undefined) return step(i)
+          return leanStep(i, participant)
+        }
         if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return step(i)
         if (skipReason(participant, completed) !== undefined) return step(i)
         const input = current
