@@ -12,15 +12,17 @@
  * `background`) is recorded as `backgrounded` at once and completed by a
  * late update when it ends.
  */
-import { Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
+import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { Capability } from "../Capability.js"
 import type { FailurePolicy } from "../Policy.js"
 import {
   type Attempt,
   attempt,
   callPlain,
+  failedAttempt,
   failureDecision,
   failureText,
   openRun,
@@ -29,6 +31,7 @@ import {
   propagatePanic,
   type Run,
   type RunSpec,
+  wrongShapeAttempt,
   type SpanEvent
 } from "./run.js"
 import { clockOf } from "./timing.js"
@@ -273,7 +276,58 @@ export const invoke = <A>(spec: InvocationSpec<A>): Effect.Effect<InvocationResu
         : settleNow(spec, openRunNow(spec, clockOf(fiber)), callPlain(plain))
     )
   }
+  if (spec.execution._tag === "Blocking") {
+    return Effect.withFiberRuntime((fiber) => {
+      if (collects(fiber)) return Effect.flatMap(openRun(spec), (run) => runInside(spec, run))
+      const slot = spec.recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
+      return slot === sharedSlot
+        ? Effect.flatMap(openRun(spec), (run) => runInside(spec, run))
+        : lean(spec, openRunNow(spec, clockOf(fiber)), slot)
+    })
+  }
   return Effect.flatMap(openRun(spec), (run) => runInside(spec, run))
+}
+
+/**
+ * A blocking Effect handler while spans are not collected: its effect and
+ * one continuation, reporting into `run` through the fiber's own slot.
+ */
+const lean = <A>(
+  spec: InvocationSpec<A>,
+  run: Run,
+  slot: InvocationSlot | undefined
+): Effect.Effect<InvocationResult<A>> => {
+  let returned: unknown
+  try {
+    returned = spec.call()
+  } catch (defect) {
+    return settle(spec, run, { _tag: "Panic", cause: Cause.die(defect) })
+  }
+  if (!Effect.isEffect(returned)) return settle(spec, run, wrongShapeAttempt)
+  if (slot !== undefined) {
+    const previous = slot.current
+    slot.current = run.handle
+    run.release = () => {
+      run.release = undefined
+      slot.current = previous
+    }
+  }
+  // If the fiber is interrupted inside the handler, the point's exit hook
+  // (`guarded`) records through this slot.
+  spec.inflight.current = (exit) => run.finish({ status: "failed", error: "interrupted" }, exit)
+  // Handlers' requirements were provided at registration (PipelineHooks.layer).
+  return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
+    onSuccess: (value) => {
+      spec.inflight.current = undefined
+      if (run.release !== undefined) run.release()
+      return settleNow(spec, run, { _tag: "Value", value })
+    },
+    onFailure: (cause) => {
+      spec.inflight.current = undefined
+      if (run.release !== undefined) run.release()
+      return settle(spec, run, failedAttempt(cause))
+    }
+  })
 }
 
 /**
