@@ -19,7 +19,9 @@
 // - Redaction: one AfterSynthesis hook (×1).
 // - Every hook handler is a plain synchronous function marked with
 //   `Hook.sync` (like the peers' middleware functions); the library runs it
-//   with the same policies, records and spans as an Effect handler.
+//   with the same policies, records and spans as an Effect handler. With
+//   `EAP_HANDLERS=effect` the same bodies are written as `Effect.sync`
+//   handlers instead (the Effect-native style).
 // - Each H unit is one hook with the operation hooks closest to the peers'
 //   before-model, after-model and around-tool (the AI SDK's transformParams,
 //   wrapGenerate and execute wrapper):
@@ -36,6 +38,11 @@ export async function build(H, C, { recording, locate, scenario }) {
   const { Agent, ExecutionStore, Hook, Pipeline, PromptBuilder, ScriptedModel, ToolRegistry } = await import(eap.mainUrl)
   const { Effect, ManagedRuntime, Option, Schema } = await import(eap.dep("effect").url)
   const { Tool } = await import(eap.dep("@effect/ai").url)
+
+  // A handler from a body: Hook.sync (default) or an Effect.sync handler.
+  const handler = process.env.EAP_HANDLERS === "effect"
+    ? (body) => (...args) => Effect.sync(() => body(...args))
+    : (body) => Hook.sync(body)
 
   const ESC_MARKER = PromptBuilder.escapeContent(CONTEXT_MARKER)
   const PLAN_TEXT = JSON.stringify({
@@ -96,7 +103,7 @@ export async function build(H, C, { recording, locate, scenario }) {
   const hooks = [
     Hook.make({
       name: "enrichment",
-      beforePlanning: Hook.sync(() => {
+      beforePlanning: handler(() => {
         C.enrich++
         return { enrichments: { rag_context: CONTEXT_1KB } }
       })
@@ -106,16 +113,16 @@ export async function build(H, C, { recording, locate, scenario }) {
     hooks.push(
       Hook.make({
         name: `noop_${i}`,
-        beforeInference: Hook.sync((_call, prompt) => {
+        beforeInference: handler((_call, prompt) => {
           C.before[i]++
           return prompt
         }),
-        afterInference: Hook.sync((_call, text) => {
+        afterInference: handler((_call, text) => {
           C.after[i]++
           return text
         }),
         around: {
-          toolExecution: Hook.sync(() => {
+          toolExecution: handler(() => {
             C.aroundTool[i]++
           })
         }
@@ -125,7 +132,7 @@ export async function build(H, C, { recording, locate, scenario }) {
   hooks.push(
     Hook.make({
       name: "redaction",
-      afterSynthesis: Hook.sync((_ctx, text) => {
+      afterSynthesis: handler((_ctx, text) => {
         C.redact++
         return redact(text)
       })

@@ -74,37 +74,43 @@ const total = (value: number | Uint32Array | undefined): number =>
   value === undefined ? 0 : typeof value === "number" ? value : value.reduce((a, b) => a + b, 0)
 
 describe("bench-peers adapter", () => {
-  for (const recording of [true, false]) {
-    for (const H of [0, 3]) {
-      it(`issue 7: H=${H}, recording ${recording ? "on" : "off"}: the expected answer and every counter, per hook instance`, async () => {
-        const adapter: AdapterModule = await import(pathToFileURL(path.join(root, "bench/peers/eap-adapter.mjs")).href)
-        const C = counters(H)
-        const sc = await adapter.build(H, C, { recording, locate, scenario })
-        for (const key of Object.keys(C)) {
-          const value = C[key]
-          if (typeof value === "number") C[key] = 0
-          else value?.fill(0)
-        }
-        const requests = 5
-        for (let i = 0; i < requests; i++) expect(await sc.run()).toBe(scenario.EXPECTED_FINAL)
-        for (const [key, perRequest] of Object.entries(sc.expected)) {
-          expect(total(C[key]), key).toBe(perRequest * requests)
-          const value = C[key]
-          // Each of the H instances fired its share.
-          if (value instanceof Uint32Array) for (const n of value) expect(n, key).toBe((perRequest / H) * requests)
-        }
-        expect(sc.expected).toEqual({
-          model: 2,
-          modelSawEnrichment: 2,
-          modelSawToolResult: 1,
-          tool: 1,
-          enrich: 1,
-          redact: 1,
-          before: 2 * H,
-          after: 2 * H,
-          aroundTool: H
+  for (const handlers of ["sync", "effect"] as const) {
+    for (const recording of [true, false]) {
+      for (const H of [0, 3]) {
+        it(`issue 7: ${handlers} handlers, H=${H}, recording ${recording ? "on" : "off"}: the expected answer and every counter, per hook instance`, async () => {
+          const adapter: AdapterModule = await import(pathToFileURL(path.join(root, "bench/peers/eap-adapter.mjs")).href)
+          const C = counters(H)
+          // The adapter reads its handler style when it builds.
+          if (handlers === "effect") process.env["EAP_HANDLERS"] = "effect"
+          else delete process.env["EAP_HANDLERS"]
+          const sc = await adapter.build(H, C, { recording, locate, scenario })
+          delete process.env["EAP_HANDLERS"]
+          for (const key of Object.keys(C)) {
+            const value = C[key]
+            if (typeof value === "number") C[key] = 0
+            else value?.fill(0)
+          }
+          const requests = 5
+          for (let i = 0; i < requests; i++) expect(await sc.run()).toBe(scenario.EXPECTED_FINAL)
+          for (const [key, perRequest] of Object.entries(sc.expected)) {
+            expect(total(C[key]), key).toBe(perRequest * requests)
+            const value = C[key]
+            // Each of the H instances fired its share.
+            if (value instanceof Uint32Array) for (const n of value) expect(n, key).toBe((perRequest / H) * requests)
+          }
+          expect(sc.expected).toEqual({
+            model: 2,
+            modelSawEnrichment: 2,
+            modelSawToolResult: 1,
+            tool: 1,
+            enrich: 1,
+            redact: 1,
+            before: 2 * H,
+            after: 2 * H,
+            aroundTool: H
+          })
         })
-      })
+      }
     }
   }
 })
