@@ -10,7 +10,7 @@ import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import type { HookFailed } from "../domain/PipelineError.js"
 import { type Detach, dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
-import { skipped } from "../runtime/internal/run.js"
+import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
 
 /**

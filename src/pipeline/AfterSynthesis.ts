@@ -21,7 +21,8 @@ import {
   undeclaredContribution,
   type Verdict
 } from "../runtime/internal/invoke.js"
-import { failureDecision, skipped } from "../runtime/internal/run.js"
+import { failureDecision } from "../runtime/internal/run.js"
+import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
 
 /**

@@ -23,7 +23,8 @@ import {
   undeclaredContribution,
   type Verdict
 } from "../runtime/internal/invoke.js"
-import { failureDecision, skipped } from "../runtime/internal/run.js"
+import { failureDecision } from "../runtime/internal/run.js"
+import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { Json, JsonObject } from "../domain/Json.js"
 import { HookContractError, type HookFailed } from "../domain/PipelineError.js"

@@ -20,9 +20,9 @@ import {
   failureText,
   openRun,
   propagateInterruption,
-  propagatePanic,
-  skipped
+  propagatePanic
 } from "./run.js"
+import { skipped } from "./skip.js"
 
 /** A fail-closed guard that could not run (a dependency failed) denies the operation. */
 const dependencyDenied = (spec: OperationRunSpec, detail: string): HookDenied =>

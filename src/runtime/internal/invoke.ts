@@ -12,7 +12,7 @@
  * `background`) is recorded as `backgrounded` at once and completed by a
  * late update when it ends.
  */
-import { Cause, Effect, Exit, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
 import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
@@ -22,7 +22,7 @@ import {
   type Attempt,
   attempt,
   callPlain,
-  failedAttempt,
+  attemptLean,
   failureDecision,
   failureText,
   openRun,
@@ -31,7 +31,6 @@ import {
   propagatePanic,
   type Run,
   type RunSpec,
-  wrongShapeAttempt,
   type SpanEvent
 } from "./run.js"
 import { clockOf } from "./timing.js"
@@ -297,36 +296,12 @@ const lean = <A>(
   run: Run,
   slot: InvocationSlot | undefined
 ): Effect.Effect<InvocationResult<A>> => {
-  let returned: unknown
-  try {
-    returned = spec.call()
-  } catch (defect) {
-    return settle(spec, run, { _tag: "Panic", cause: Cause.die(defect) })
-  }
-  if (!Effect.isEffect(returned)) return settle(spec, run, wrongShapeAttempt)
-  if (slot !== undefined) {
-    const previous = slot.current
-    slot.current = run.handle
-    run.release = () => {
-      run.release = undefined
-      slot.current = previous
-    }
-  }
   // If the fiber is interrupted inside the handler, the point's exit hook
   // (`guarded`) records through this slot.
   spec.inflight.current = (exit) => run.finish({ status: "failed", error: "interrupted" }, exit)
-  // Handlers' requirements were provided at registration (PipelineHooks.layer).
-  return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
-    onSuccess: (value) => {
-      spec.inflight.current = undefined
-      if (run.release !== undefined) run.release()
-      return settleNow(spec, run, { _tag: "Value", value })
-    },
-    onFailure: (cause) => {
-      spec.inflight.current = undefined
-      if (run.release !== undefined) run.release()
-      return settle(spec, run, failedAttempt(cause))
-    }
+  return attemptLean(run, slot, spec.call, (ended) => {
+    spec.inflight.current = undefined
+    return settleNow(spec, run, ended)
   })
 }
 

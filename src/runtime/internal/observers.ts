@@ -17,17 +17,16 @@ import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
-  failedAttempt,
+  attemptLean,
   failureDecision,
   failureText,
   openRun,
   openRunNow,
   propagateInterruption,
   propagatePanic,
-  recordSkipped,
-  type Run,
-  wrongShapeAttempt
+  type Run
 } from "./run.js"
+import { recordSkipped } from "./skip.js"
 import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { type Detach, startDetached } from "./detached.js"
@@ -174,31 +173,7 @@ export const makeObserve = (
       const leanBegin = (participant: Participant<AnyAround>, i: number): Effect.Effect<Observing | undefined> => {
         const spec = specOf(participant, i, call, recorder)
         const run = openRunNow(spec, clock)
-        let returned: unknown
-        try {
-          returned = participant.handler(call)
-        } catch (defect) {
-          return settleBegin(run, spec, { _tag: "Panic", cause: Cause.die(defect) })
-        }
-        if (!Effect.isEffect(returned)) return settleBegin(run, spec, wrongShapeAttempt)
-        if (slot !== undefined) {
-          const previous = slot.current
-          slot.current = run.handle
-          run.release = () => {
-            run.release = undefined
-            slot.current = previous
-          }
-        }
-        return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
-          onSuccess: (value) => {
-            if (run.release !== undefined) run.release()
-            return settleBegin(run, spec, { _tag: "Value", value })
-          },
-          onFailure: (cause) => {
-            if (run.release !== undefined) run.release()
-            return settleBegin(run, spec, failedAttempt(cause))
-          }
-        })
+        return attemptLean(run, slot, () => participant.handler(call), (ended) => settleBegin(run, spec, ended))
       }
       const begins = (start: number): Effect.Effect<void> => {
         for (let i = start; i < observers.length; i++) {

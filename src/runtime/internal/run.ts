@@ -21,10 +21,9 @@ import type {
 } from "../../domain/ExecutionRecord.js"
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
-import { currentInvocation, sharedSlot, slotFor } from "../HookEffects.js"
+import { currentInvocation, type InvocationSlot, sharedSlot, slotFor } from "../HookEffects.js"
 import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
-import { type Participant, skipReason, unmetDependencies } from "../Subscription.js"
 import { contributionHash } from "./hash.js"
 import { collects } from "./spans.js"
 import { clockOf, elapsedMillis } from "./timing.js"
@@ -279,50 +278,6 @@ export const openRun = (
     )
   })
 
-/** What recording a run that did not happen needs. */
-type SkipSpec = Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">
-
-/**
- * Records a run that did not happen: `skipped`, because the hook is
- * disabled or a dependency of it did not complete at this point.
- */
-export const recordSkipped = (
-  spec: SkipSpec,
-  reason: "disabled" | "dependency_failed"
-): Effect.Effect<void> =>
-  Clock.clockWith((clock) =>
-    spec.recorder.startInvocation().complete({
-      ...entryOf(spec, "skipped", clock.unsafeCurrentTimeMillis(), 0),
-      skipReason: reason
-    })
-  )
-
-/**
- * Skips `participant` (at position `spec.sequence` of its point's
- * `participants`) if it cannot run: disabled, or a dependency of it did not
- * complete. Returns `undefined` when it runs — nothing is allocated on that
- * path; otherwise marks it not completed and returns the effect that records
- * it `skipped`. A fail-closed participant whose dependency failed is never
- * silently skipped: that effect then fails with `stop(spec, detail)`.
- */
-export const skipped = <S extends SkipSpec, E>(
-  participant: Participant<unknown>,
-  participants: ReadonlyArray<{ readonly id: string }>,
-  completed: Array<boolean>,
-  spec: S,
-  stop: (spec: S, detail: string) => E
-): Effect.Effect<void, E> | undefined => {
-  const reason = skipReason(participant, completed)
-  if (reason === undefined) return undefined
-  completed[spec.sequence] = false
-  return reason === "dependency_failed" && participant.failure === "fail_closed"
-    ? Effect.zipRight(
-      recordSkipped(spec, reason),
-      Effect.fail(stop(spec, unmetDependencies(participant, participants, completed)))
-    )
-    : recordSkipped(spec, reason)
-}
-
 /**
  * How a handler call ended, before any recording. A panic is returned (not
  * raised) so the caller records it first; an interruption propagates.
@@ -385,20 +340,60 @@ export const attempt = (
       // A fiber without a slot of its own (outside a request): scope one.
       return Effect.matchCause(Effect.locally(spanned, currentInvocation, slotFor(run.handle)), ended)
     }
-    // The handler reports into this run; the slot is given back when it ends
-    // (or, if the fiber is interrupted inside it, when the run is finished).
-    const previous = slot.current
-    slot.current = run.handle
-    run.release = () => {
-      run.release = undefined
-      slot.current = previous
-    }
+    reportInto(slot, run)
     return Effect.matchCause(spanned, ended)
   })
 }
 
+/**
+ * Points the fiber's reporting slot at `run`: the handler reports into this
+ * run; the slot is given back when it ends (`run.release`), or, if the fiber
+ * is interrupted inside it, when the run is finished.
+ */
+const reportInto = (slot: InvocationSlot, run: Run): void => {
+  const previous = slot.current
+  slot.current = run.handle
+  run.release = () => {
+    run.release = undefined
+    slot.current = previous
+  }
+}
+
+/**
+ * Runs a blocking Effect handler on the lean path (no span is collected):
+ * calls it now, runs its effect with the fiber's reporting slot pointed at
+ * `run` (when recording; `slot` is the fiber's own), and hands how it ended
+ * to `ended` — its effect and one continuation, nothing around them.
+ */
+export const attemptLean = <B, E>(
+  run: Run,
+  slot: InvocationSlot | undefined,
+  call: () => unknown,
+  ended: (attempt: Attempt) => Effect.Effect<B, E>
+): Effect.Effect<B, E> => {
+  let returned: unknown
+  try {
+    returned = call()
+  } catch (defect) {
+    return ended({ _tag: "Panic", cause: Cause.die(defect) })
+  }
+  if (!Effect.isEffect(returned)) return ended(WRONG_SHAPE_ATTEMPT)
+  if (slot !== undefined) reportInto(slot, run)
+  // Handlers' requirements were provided at registration (PipelineHooks.layer).
+  return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
+    onSuccess: (value) => {
+      if (run.release !== undefined) run.release()
+      return ended({ _tag: "Value", value })
+    },
+    onFailure: (cause) => {
+      if (run.release !== undefined) run.release()
+      return ended(failedAttempt(cause))
+    }
+  })
+}
+
 /** How a handler that failed with `cause` ended: its self-interruption, its typed failure, or a panic. */
-export const failedAttempt = (cause: Cause.Cause<unknown>): Attempt => {
+const failedAttempt = (cause: Cause.Cause<unknown>): Attempt => {
   if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
   const failure = Cause.failureOption(cause)
   // The handler's own error value: Effect may have wrapped it to carry the span.
@@ -406,9 +401,6 @@ export const failedAttempt = (cause: Cause.Cause<unknown>): Attempt => {
     ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
     : { _tag: "Panic", cause }
 }
-
-/** The attempt of a handler that returned something other than an Effect. */
-export const wrongShapeAttempt: Attempt = WRONG_SHAPE_ATTEMPT
 
 /** Records a panic, then re-raises it as the defect it is (C13). */
 export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Cause<unknown>): Effect.Effect<never> =>

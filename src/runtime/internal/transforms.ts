@@ -22,16 +22,15 @@ import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
   attempt,
-  failedAttempt,
+  attemptLean,
   failureText,
   openRun,
   openRunNow,
   propagateInterruption,
   propagatePanic,
-  type Run,
-  skipped,
-  wrongShapeAttempt
+  type Run
 } from "./run.js"
+import { skipped } from "./skip.js"
 import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { collects } from "./spans.js"
@@ -213,33 +212,7 @@ export const makeTransform = (
       const input = current
       const spec = specOf(participant, i, call, recorder)
       const run = openRunNow(spec, clock)
-      let returned: unknown
-      try {
-        returned = participant.handler(call, input)
-      } catch (defect) {
-        return settle(i, spec, run, input, { _tag: "Panic", cause: Cause.die(defect) })
-      }
-      if (!Effect.isEffect(returned)) return settle(i, spec, run, input, wrongShapeAttempt)
-      if (slot !== undefined) {
-        // The handler reports into this run until it ends.
-        const previous = slot.current
-        slot.current = run.handle
-        run.release = () => {
-          run.release = undefined
-          slot.current = previous
-        }
-      }
-      // Handlers' requirements were provided at registration (PipelineHooks.layer).
-      return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
-        onSuccess: (value) => {
-          if (run.release !== undefined) run.release()
-          return settle(i, spec, run, input, { _tag: "Value", value })
-        },
-        onFailure: (cause) => {
-          if (run.release !== undefined) run.release()
-          return settle(i, spec, run, input, failedAttempt(cause))
-        }
-      })
+      return attemptLean(run, slot, () => participant.handler(call, input), (ended) => settle(i, spec, run, input, ended))
     }
 
     /** Runs from `i`: synchronous handlers in a loop, the rest on the Effect path. */
