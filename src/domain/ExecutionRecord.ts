@@ -219,7 +219,14 @@ export type PhaseRecord = typeof PhaseRecord.Type
  *
  * @since 0.1.0
  */
-export const LifecycleStatus = Schema.Literal("running", "succeeded", "failed", "interrupted", "suspended")
+export const LifecycleStatus = Schema.Literal(
+  "running",
+  "succeeded",
+  "failed",
+  "interrupted",
+  "suspended",
+  "abandoned"
+)
 /** @since 0.1.0 */
 export type LifecycleStatus = typeof LifecycleStatus.Type
 
@@ -233,7 +240,15 @@ export const Lifecycle = Schema.Struct({
   startedAt: Schema.Finite,
   endedAt: Schema.optional(Schema.Finite),
   errorTag: Schema.optional(Schema.String),
-  errorMessage: Schema.optional(Schema.String)
+  errorMessage: Schema.optional(Schema.String),
+  /** The process that runs the request (while `running`). */
+  owner: Schema.optional(Schema.String),
+  /**
+   * Until when the owner's lease holds (epoch ms). The owner renews it while
+   * the request runs; a `running` record whose lease ran out belongs to a
+   * process that died, and a sweep marks it `abandoned`.
+   */
+  leaseExpiresAt: Schema.optional(Schema.Finite)
 }).annotations({ identifier: "Lifecycle" })
 /** @since 0.1.0 */
 export type Lifecycle = typeof Lifecycle.Type
@@ -312,7 +327,8 @@ export const requestCompletion = (record: ExecutionRecord): LifecycleStatus | "u
  */
 export const isErrorRecord = (record: ExecutionRecord): boolean =>
   record.lifecycle !== undefined &&
-  (record.lifecycle.status === "failed" || record.lifecycle.status === "interrupted")
+  (record.lifecycle.status === "failed" || record.lifecycle.status === "interrupted" ||
+    record.lifecycle.status === "abandoned")
 
 /** @since 0.1.0 */
 export const decodeUnknown = Schema.decodeUnknown(ExecutionRecord)

@@ -289,7 +289,7 @@ export const layerTest = <
                 onSome: Effect.succeed
               }))
             ),
-          records: Effect.orDie(store.list())
+          records: Effect.orDie(Effect.map(store.list({ limit: ExecutionStore.maxPageSize }), (page) => page.records))
         }))
       )
       return Layer.provideMerge(probe, agent)

@@ -1,16 +1,35 @@
 /**
  * Where execution records live. Every backend enforces revision gating: a
  * snapshot whose `record_revision` is not newer than the stored one is
- * refused as `stale`, so concurrent writers can never lose the newest data
- * (C15). Normal and error records have separate retention (C16).
+ * refused as `stale`, so concurrent writers — fibers or processes — can
+ * never lose the newest data (C15). Normal and error records have separate
+ * retention (C16). A record is created once (`create`, atomic on its
+ * request id) when its request begins, and a `running` record whose owner's
+ * lease ran out is marked `abandoned` by {@link ExecutionStore.Service.sweepAbandoned}.
+ *
+ * Backends: {@link layerMemory} (bounded, in process) here; SQLite and
+ * PostgreSQL in `effect-agent-pipeline/sqlite` and `effect-agent-pipeline/postgres`.
+ * All run the same conformance suite.
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
-import { type ExecutionRecord, isErrorRecord } from "../domain/ExecutionRecord.js"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope } from "effect"
+import { type ExecutionRecord, isErrorRecord, type LifecycleStatus } from "../domain/ExecutionRecord.js"
+import { id, TypeId } from "../domain/ErrorId.js"
+import {
+  abandoned,
+  decodeCursor,
+  encodeCursor,
+  hookNamesOf,
+  leaseOf,
+  listedStatus,
+  pageSize,
+  startedAtOf
+} from "./internal/recordQuery.js"
 
 /**
- * A store backend failed.
+ * A store backend failed (unreachable, locked, a failed statement), or a
+ * `list` cursor was not one the store handed out.
  *
  * @since 0.1.0
  */
@@ -27,9 +46,33 @@ export class ExecutionStoreError extends Schema.TaggedError<ExecutionStoreError>
 }
 
 /**
+ * A stored record that does not decode: its row is corrupt, or it was
+ * written by a newer version of this library (`future_version`). Only that
+ * record is affected: `get` fails with this error, `list` reports it in
+ * `undecodable` and goes on.
+ *
+ * @since 0.1.0
+ */
+export class RecordDecodeError extends Schema.TaggedError<RecordDecodeError>(id("RecordDecodeError"))(
+  "RecordDecodeError",
+  {
+    requestId: Schema.String,
+    reason: Schema.Literal("corrupt", "future_version"),
+    detail: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
+  override get message(): string {
+    return `execution record ${this.requestId} does not decode (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
  * How long records are kept: successful / suspended / running records use
- * `normal`, failed and interrupted ones use `error`. Legacy records (no
- * lifecycle) use `normal`.
+ * `normal`; failed, interrupted and abandoned ones use `error`. Legacy
+ * records (no lifecycle) use `normal`.
  *
  * @since 0.1.0
  */
@@ -54,6 +97,60 @@ export const defaultRetention: RetentionSettings = { normal: Duration.hours(24),
 export type SaveResult = "written" | "stale"
 
 /**
+ * Whether `create` made the record, or a live record already has its id.
+ *
+ * @since 0.1.0
+ */
+export type CreateResult = "created" | "exists"
+
+/**
+ * A record's completion as `list` filters it: a lifecycle status, or
+ * `unknown` for a legacy record without one.
+ *
+ * @since 0.1.0
+ */
+export type ListedStatus = LifecycleStatus | "unknown"
+
+/**
+ * What `list` returns, newest request first (by when its record was
+ * created). All fields are optional.
+ *
+ * - `limit`: records per page (default 100, at most 1000; below 0 counts as 0)
+ * - `status`: only records with one of these completions
+ * - `startedFrom` / `startedBefore`: the request's start time (epoch ms),
+ *   `startedFrom <= startedAt < startedBefore`
+ * - `hook`: only records with an invocation of the hook with this name
+ * - `cursor`: the `next` of the previous page
+ *
+ * @since 0.1.0
+ */
+export interface ListQuery {
+  readonly limit?: number | undefined
+  readonly status?: ReadonlyArray<ListedStatus> | undefined
+  readonly startedFrom?: number | undefined
+  readonly startedBefore?: number | undefined
+  readonly hook?: string | undefined
+  readonly cursor?: string | undefined
+}
+
+/**
+ * One page of `list`: the records that decoded, one error per stored record
+ * that did not, and the cursor of the next page (absent on the last one).
+ *
+ * @since 0.1.0
+ */
+export interface RecordPage {
+  readonly records: ReadonlyArray<ExecutionRecord>
+  readonly undecodable: ReadonlyArray<RecordDecodeError>
+  readonly next?: string | undefined
+}
+
+/** The default and the largest page size of `list`. */
+export const defaultPageSize = 100
+/** @since 0.1.0 */
+export const maxPageSize = 1000
+
+/**
  * The store service.
  *
  * @since 0.1.0
@@ -67,17 +164,26 @@ export class ExecutionStore extends Context.Tag("effect-agent-pipeline/Execution
 export declare namespace ExecutionStore {
   /** @since 0.1.0 */
   export interface Service {
-    /** Writes the snapshot if its revision is newer than the stored one. */
+    /**
+     * Creates the record of a request that begins, atomically: `exists` when
+     * a live record already has its request id (an expired one is replaced).
+     */
+    readonly create: (record: ExecutionRecord) => Effect.Effect<CreateResult, ExecutionStoreError>
+    /** Writes the snapshot if its revision is newer than the stored one (a conditional write). */
     readonly save: (record: ExecutionRecord) => Effect.Effect<SaveResult, ExecutionStoreError>
     /** The record, unless absent or past its retention. */
-    readonly get: (requestId: string) => Effect.Effect<Option.Option<ExecutionRecord>, ExecutionStoreError>
-    /** Most recently written first; `limit` below 0 counts as 0. */
-    readonly list: (options?: { readonly limit?: number }) => Effect.Effect<
-      ReadonlyArray<ExecutionRecord>,
-      ExecutionStoreError
-    >
+    readonly get: (
+      requestId: string
+    ) => Effect.Effect<Option.Option<ExecutionRecord>, ExecutionStoreError | RecordDecodeError>
+    /** A page of live records, newest request first, filtered by `query`. */
+    readonly list: (query?: ListQuery) => Effect.Effect<RecordPage, ExecutionStoreError>
     /** Deletes records past their retention; returns how many. */
     readonly purgeExpired: Effect.Effect<number, ExecutionStoreError>
+    /**
+     * Marks `running` records whose owner's lease expired as `abandoned`
+     * (a new revision, ended now, error retention); returns how many.
+     */
+    readonly sweepAbandoned: Effect.Effect<number, ExecutionStoreError>
   }
 }
 
@@ -89,21 +195,38 @@ export declare namespace ExecutionStore {
 export const expiresAt = (record: ExecutionRecord, now: number, retention: RetentionSettings): number =>
   now + Duration.toMillis(isErrorRecord(record) ? retention.error : retention.normal)
 
-interface Entry {
-  readonly record: ExecutionRecord
-  readonly expiresAt: number
-  readonly order: number
-}
-
 /**
- * An in-memory store (unit tests, the embedded default until a SQL backend
- * is configured). Time comes from `Clock`, so `TestClock` drives retention.
+ * Options of the in-memory store.
+ *
+ * - `retention`: see {@link RetentionSettings} (default {@link defaultRetention})
+ * - `maxRecords`: at most this many records are kept (default 10,000); past
+ *   it, the oldest finished records are evicted first (running ones never)
+ * - `sweepEvery`: how often, on the `Clock`, expired records are deleted and
+ *   ownerless running records marked abandoned (default 1 minute)
  *
  * @since 0.1.0
  */
-export const makeMemory = (options?: {
+export interface MemoryOptions {
   readonly retention?: RetentionSettings | undefined
-}): Effect.Effect<ExecutionStore.Service> =>
+  readonly maxRecords?: number | undefined
+  readonly sweepEvery?: Duration.DurationInput | undefined
+}
+
+interface Entry {
+  readonly record: ExecutionRecord
+  readonly expiresAt: number
+  readonly sequence: number
+  readonly storedAt: number
+}
+
+/**
+ * The in-memory store without its sweep (the sweep needs a Scope: see
+ * {@link makeMemory}). Records are kept as they were saved, so a caller must
+ * not mutate one after saving it (the pipeline never does).
+ *
+ * @since 0.1.0
+ */
+export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<ExecutionStore.Service> =>
   Effect.sync(() => {
     const retention = options?.retention ?? defaultRetention
     // Decoded once (a DurationInput may be a string to parse).
@@ -111,21 +234,55 @@ export const makeMemory = (options?: {
       normal: Duration.millis(Duration.toMillis(retention.normal)),
       error: Duration.millis(Duration.toMillis(retention.error))
     }
+    const maxRecords = Math.max(1, Math.floor(options?.maxRecords ?? 10_000))
+    // In creation order (a Map keeps insertion order; an update keeps its place).
     const entries = new Map<string, Entry>()
-    let order = 0
+    let sequence = 0
     const live = (entry: Entry | undefined, now: number): entry is Entry => entry !== undefined && entry.expiresAt > now
+    const evictOverflow = (): void => {
+      if (entries.size <= maxRecords) return
+      for (const [key, entry] of entries) {
+        if (entry.record.lifecycle?.status !== "running") {
+          entries.delete(key)
+          if (entries.size <= maxRecords) return
+        }
+      }
+    }
+    const store = (record: ExecutionRecord, now: number, previous: Entry | undefined): void => {
+      const kept = previous !== undefined && previous.expiresAt > now
+      if (!kept && previous !== undefined) entries.delete(record.requestId)
+      entries.set(record.requestId, {
+        record,
+        expiresAt: expiresAt(record, now, millis),
+        sequence: kept ? previous.sequence : ++sequence,
+        storedAt: kept ? previous.storedAt : now
+      })
+      if (!kept) evictOverflow()
+    }
+    const matches = (entry: Entry, query: ListQuery): boolean => {
+      const { record } = entry
+      if (query.status !== undefined && !query.status.includes(listedStatus(record))) return false
+      const startedAt = startedAtOf(record, entry.storedAt)
+      if (query.startedFrom !== undefined && startedAt < query.startedFrom) return false
+      if (query.startedBefore !== undefined && startedAt >= query.startedBefore) return false
+      if (query.hook !== undefined && !hookNamesOf(record).includes(query.hook)) return false
+      return true
+    }
     return {
-      // The check and the write happen in one synchronous block, so two
-      // concurrent saves are serialized and the newer revision always wins.
+      // Every check and its write happen in one synchronous block, so
+      // concurrent writers are serialized and the newer revision always wins.
+      create: (record) =>
+        Effect.map(Clock.currentTimeMillis, (now): CreateResult => {
+          const current = entries.get(record.requestId)
+          if (live(current, now)) return "exists"
+          store(record, now, current)
+          return "created"
+        }),
       save: (record) =>
         Effect.map(Clock.currentTimeMillis, (now): SaveResult => {
           const current = entries.get(record.requestId)
           if (live(current, now) && current.record.recordRevision >= record.recordRevision) return "stale"
-          entries.set(record.requestId, {
-            record,
-            expiresAt: expiresAt(record, now, millis),
-            order: order++
-          })
+          store(record, now, current)
           return "written"
         }),
       get: (requestId) =>
@@ -133,10 +290,32 @@ export const makeMemory = (options?: {
           const entry = entries.get(requestId)
           return live(entry, now) ? Option.some(entry.record) : Option.none()
         }),
-      list: (listOptions) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          const out = [...entries.values()].filter((e) => live(e, now)).sort((a, b) => b.order - a.order)
-          return out.slice(0, Math.max(0, listOptions?.limit ?? out.length)).map((e) => e.record)
+      list: (query = {}) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const before = query.cursor === undefined ? Infinity : decodeCursor(query.cursor)
+          if (before === undefined) {
+            return Effect.fail(new ExecutionStoreError({ operation: "list", detail: `not a cursor: ${query.cursor}` }))
+          }
+          const size = pageSize(query.limit, defaultPageSize, maxPageSize)
+          const page: Array<Entry> = []
+          let more = false
+          // Newest first: walk the creation order backwards.
+          const all = [...entries.values()]
+          for (let i = all.length - 1; i >= 0; i--) {
+            const entry = all[i]!
+            if (entry.sequence >= before || !live(entry, now) || !matches(entry, query)) continue
+            if (page.length === size) {
+              more = true
+              break
+            }
+            page.push(entry)
+          }
+          const last = page[page.length - 1]
+          return Effect.succeed<RecordPage>({
+            records: page.map((e) => e.record),
+            undecodable: [],
+            next: more && last !== undefined ? encodeCursor(last.sequence) : undefined
+          })
         }),
       purgeExpired: Effect.map(Clock.currentTimeMillis, (now) => {
         let removed = 0
@@ -147,12 +326,39 @@ export const makeMemory = (options?: {
           }
         }
         return removed
+      }),
+      sweepAbandoned: Effect.map(Clock.currentTimeMillis, (now) => {
+        let marked = 0
+        for (const entry of [...entries.values()]) {
+          const lease = leaseOf(entry.record)
+          if (!live(entry, now) || lease === undefined || lease > now) continue
+          store(abandoned(entry.record, now), now, entry)
+          marked++
+        }
+        return marked
       })
     }
   })
 
 /**
- * The in-memory store as a Layer.
+ * The in-memory store, with its sweep forked into the current Scope.
+ *
+ * @since 0.1.0
+ */
+export const makeMemory = (options?: MemoryOptions): Effect.Effect<ExecutionStore.Service, never, Scope.Scope> =>
+  Effect.tap(makeMemoryUnswept(options), (store) =>
+    Effect.forkScoped(
+      Effect.schedule(
+        Effect.zipRight(store.purgeExpired, store.sweepAbandoned),
+        Schedule.spaced(options?.sweepEvery ?? Duration.minutes(1))
+      ).pipe(Effect.interruptible)
+    ))
+
+/**
+ * The in-memory store as a Layer: bounded (`maxRecords`, default 10,000,
+ * evicting the oldest finished records first) and swept by itself
+ * (`sweepEvery`, default 1 minute, on the `Clock`: expired records are
+ * deleted and ownerless running ones marked abandoned).
  *
  * @example
  * ```ts
@@ -160,12 +366,12 @@ export const makeMemory = (options?: {
  * import { Duration } from "effect"
  *
  * const StoreLive = ExecutionStore.layerMemory({
- *   retention: { normal: Duration.hours(1), error: Duration.days(1) }
+ *   retention: { normal: Duration.hours(1), error: Duration.days(1) },
+ *   maxRecords: 5_000
  * })
  * ```
  *
  * @since 0.1.0
  */
-export const layerMemory = (options?: {
-  readonly retention?: RetentionSettings | undefined
-}): Layer.Layer<ExecutionStore> => Layer.effect(ExecutionStore, makeMemory(options))
+export const layerMemory = (options?: MemoryOptions): Layer.Layer<ExecutionStore> =>
+  Layer.scoped(ExecutionStore, makeMemory(options))

@@ -72,7 +72,7 @@ describe("README examples", () => {
       // Planning and synthesis: two model calls.
       expect(SyncHooks.calls() - before).toBe(2)
       const store = yield* ExecutionStore.ExecutionStore
-      const [record] = yield* store.list({ limit: 1 })
+      const [record] = (yield* store.list({ limit: 1 })).records
       expect(record!.hookInvocations.map((i) => [i.stage, i.name, i.status])).toEqual([
         ["before_inference", "light", "completed"],
         ["around_tool_execution", "light", "completed"],

@@ -82,11 +82,11 @@ describe("Agent.layer", () => {
     Effect.gen(function*() {
       yield* text("What is the stock quote for ACME?", "kept")
       const store = yield* ExecutionStore.ExecutionStore
-      const [record] = yield* store.list()
+      const [record] = (yield* store.list()).records
       expect(record?.requestId).toBe("kept")
       // The store given has a 1-minute retention: the record is gone after it.
       yield* TestClock.adjust(Duration.minutes(2))
-      expect(yield* store.list()).toEqual([])
+      expect((yield* store.list()).records).toEqual([])
     }).pipe(
       Effect.provide(Agent.layerOffline({
         tools: allTools,

@@ -87,7 +87,7 @@ describe("malformed requests", () => {
         expect(error.message).not.toContain("\n")
         // The full schema error stays available.
         expect(error.issues?.length ?? 0).toBeGreaterThan(0)
-        expect(yield* Effect.orDie(h.store.list())).toEqual([])
+        expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
         expect(calls).toEqual([])
         expect(h.prompts).toEqual([])
       }))
@@ -104,7 +104,7 @@ describe("malformed requests", () => {
         )
         expect(workflow._tag).toBe("InvalidRequest")
       }
-      expect(yield* Effect.orDie(h.store.list())).toEqual([])
+      expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
       expect(h.prompts).toEqual([])
     }))
 
@@ -469,9 +469,11 @@ const failingStore = (): StoreProbe => {
           saves++
           return Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "save", detail: "disk full" }))
         }),
+      create: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "create", detail: "disk full" })),
       get: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "get", detail: "disk full" })),
       list: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "list", detail: "disk full" })),
-      purgeExpired: Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "purge", detail: "disk full" }))
+      purgeExpired: Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "purge", detail: "disk full" })),
+      sweepAbandoned: Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "sweep", detail: "disk full" }))
     }
   }
 }

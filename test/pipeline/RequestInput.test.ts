@@ -46,7 +46,7 @@ describe("typed input", () => {
         'invalid request at requestID: unknown field "requestID" (a request has "request", "metadata", "requestId")'
       )
       expect(h.prompts).toEqual([])
-      expect(yield* Effect.orDie(h.store.list())).toEqual([])
+      expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
     }))
 
   it.effect("a constructed PipelineRequest and its plain-object form are both accepted", () =>
@@ -117,7 +117,7 @@ describe("size limits", () => {
         `invalid request at request: is ${huge.length} bytes, over the limit of ${MiB} bytes (PipelineOptions.maxRequestBytes)`
       )
       expect(h.prompts).toEqual([])
-      expect(yield* Effect.orDie(h.store.list())).toEqual([])
+      expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
       expect(logs).toEqual([`WARN request refused: ${error.message}`])
     }))
 
@@ -151,7 +151,7 @@ describe("size limits", () => {
       )
       expect(workflow).toMatchObject({ reason: "too_large", path: "metadata" })
       expect(h.prompts).toEqual([])
-      expect(yield* Effect.orDie(h.store.list())).toEqual([])
+      expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
     }))
 
   it.effect("PipelineRequest.decode applies the limits it is given (the defaults when none)", () =>

@@ -649,7 +649,7 @@ describe("telemetry: short-circuit decision metric (C17, seed §6)", () => {
         }
       }
       // The accepted decision stays identifiable through the record, not the metric.
-      const [record] = yield* Effect.orDie(h.store.list())
+      const [record] = (yield* Effect.orDie(h.store.list())).records
       expect(record?.shortCircuit).toEqual({
         hookName: "label-leak-hook",
         kind: "authoritative",
@@ -704,7 +704,7 @@ describe("telemetry: the short-circuit decision trace event (seed 000 §6)", () 
           "pipeline.short_circuit.status": "rejected"
         }])
         // The event and the record name the same decision: they correlate.
-        const [record] = yield* Effect.orDie(h.store.list())
+        const [record] = (yield* Effect.orDie(h.store.list())).records
         expect(record?.shortCircuit).toMatchObject({ hookName: "policy", source: "policy_engine" })
         const request = only(spans, "pipeline.request")
         expect(traceIdOf(only(spans, "pipeline.hook.before_planning.policy"))).toBe(traceIdOf(request))

@@ -245,7 +245,7 @@ describe("effects", () => {
     ([delays]) =>
       Effect.gen(function*() {
         const written: Array<number> = []
-        const inner = yield* ExecutionStore.makeMemory()
+        const inner = yield* ExecutionStore.makeMemoryUnswept()
         const watching: ExecutionStore.ExecutionStore.Service = {
           ...inner,
           save: (record) =>
@@ -297,7 +297,7 @@ describe("effects", () => {
 describe("store failures", () => {
   it.effect("C15: a store that dies (not just fails) never changes the business outcome", () =>
     Effect.gen(function*() {
-      const inner = yield* ExecutionStore.makeMemory()
+      const inner = yield* ExecutionStore.makeMemoryUnswept()
       const dying: ExecutionStore.ExecutionStore.Service = { ...inner, save: () => Effect.dieMessage("driver bug") }
       const h = yield* makeHarness({ script, store: dying })
       const result = yield* h.pipeline.process({ request: "q", requestId: "dying" })
