@@ -341,18 +341,32 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
   })
 
 /**
+ * Runs a store's sweep — `purgeExpired`, then `sweepAbandoned` — every
+ * `every` on the `Clock`, in the current Scope, for as long as it lasts.
+ * Every backend's Layer starts one; a failed sweep is logged and the next
+ * one runs on time.
+ *
+ * @since 0.1.0
+ */
+export const sweepInBackground = (
+  store: ExecutionStore.Service,
+  every: Duration.DurationInput = Duration.minutes(1)
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.zipRight(store.purgeExpired, store.sweepAbandoned).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("execution store sweep failed", cause)),
+    Effect.schedule(Schedule.spaced(every)),
+    Effect.interruptible,
+    Effect.forkScoped,
+    Effect.asVoid
+  )
+
+/**
  * The in-memory store, with its sweep forked into the current Scope.
  *
  * @since 0.1.0
  */
 export const makeMemory = (options?: MemoryOptions): Effect.Effect<ExecutionStore.Service, never, Scope.Scope> =>
-  Effect.tap(makeMemoryUnswept(options), (store) =>
-    Effect.forkScoped(
-      Effect.schedule(
-        Effect.zipRight(store.purgeExpired, store.sweepAbandoned),
-        Schedule.spaced(options?.sweepEvery ?? Duration.minutes(1))
-      ).pipe(Effect.interruptible)
-    ))
+  Effect.tap(makeMemoryUnswept(options), (store) => sweepInBackground(store, options?.sweepEvery))
 
 /**
  * The in-memory store as a Layer: bounded (`maxRecords`, default 10,000,

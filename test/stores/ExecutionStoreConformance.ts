@@ -17,15 +17,16 @@
  * for normal and error records.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Array as Arr, Effect, FastCheck, Fiber, type Layer, Option, Ref, Schema, TestClock } from "effect"
+import { Array as Arr, Duration, Effect, FastCheck, Fiber, type Layer, Option, Ref, Schema, TestClock } from "effect"
 import { ExecutionRecord, type LifecycleStatus } from "../../src/domain/ExecutionRecord.js"
-import { ExecutionStore, type RetentionSettings } from "../../src/stores/ExecutionStore.js"
+import { ExecutionStore, type RecordPage, type RetentionSettings } from "../../src/stores/ExecutionStore.js"
 
 /**
  * Builds a fresh store; `retention` overrides the backend's default retention.
  */
 export type MakeExecutionStoreLayer = (options?: {
   readonly retention?: RetentionSettings
+  readonly sweepEvery?: Duration.DurationInput
 }) => Layer.Layer<ExecutionStore>
 
 interface RecordOptions {
@@ -33,6 +34,12 @@ interface RecordOptions {
   readonly status?: LifecycleStatus
   /** Defaults to `rev-<revision>`, so a stored record tells which write it came from. */
   readonly payload?: string
+  /** Lifecycle start (epoch ms); defaults to 0. */
+  readonly startedAt?: number
+  /** A running record's owner lease (epoch ms). */
+  readonly leaseExpiresAt?: number
+  /** Names of hooks with an invocation in the record. */
+  readonly hooks?: ReadonlyArray<string>
 }
 
 /** A record as a producer would persist it (decoded from its wire form). */
@@ -41,7 +48,22 @@ const makeRecord = (requestId: string, revision: number, options: RecordOptions 
     requestId,
     request: `request ${requestId}`,
     record_revision: revision,
-    ...(options.status === undefined ? {} : { lifecycle: { status: options.status, startedAt: 0 } }),
+    ...(options.status === undefined ? {} : {
+      lifecycle: {
+        status: options.status,
+        startedAt: options.startedAt ?? 0,
+        ...(options.leaseExpiresAt === undefined ? {} : { owner: "process-a", leaseExpiresAt: options.leaseExpiresAt })
+      }
+    }),
+    hookInvocations: (options.hooks ?? []).map((name, sequence) => ({
+      name,
+      stage: "before_planning",
+      outcome: "succeeded",
+      sequence,
+      startedAt: 0,
+      duration: 1,
+      effects: []
+    })),
     finalResponse: options.payload ?? `rev-${revision}`
   })
 
@@ -70,6 +92,9 @@ const interleavings = FastCheck.integer({ min: 1, max: 24 }).chain((n) =>
  * @param makeLayer - builds a fresh, empty store
  */
 export const executionStoreConformance = (name: string, makeLayer: MakeExecutionStoreLayer): void => {
+  // The backend's own sweep is off unless a test turns it on: tests call
+  // purgeExpired / sweepAbandoned themselves and count what they did.
+  const fresh: MakeExecutionStoreLayer = (options) => makeLayer({ sweepEvery: Duration.infinity, ...options })
   describe(`ExecutionStore conformance: ${name}`, () => {
     it.effect("get of an unknown id is None", () =>
       Effect.gen(function*() {
@@ -78,7 +103,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         yield* store.save(makeRecord("present", 1))
         expect(Option.isNone(yield* store.get("missing"))).toBe(true)
         expect(Option.isNone(yield* store.get(""))).toBe(true)
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("save then get returns the record", () =>
       Effect.gen(function*() {
@@ -87,7 +112,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* store.save(record)).toBe("written")
         const stored = yield* store.get("r1")
         expect(Option.getOrUndefined(stored)).toStrictEqual(record)
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("C15: stale snapshot never overwrites a newer one", () =>
       Effect.gen(function*() {
@@ -110,9 +135,9 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* store.save(makeRecord("r", 3))).toBe("written")
         expect(revisionOf(yield* store.get("r"))).toBe(3)
         expect(payloadOf(yield* store.get("r"))).toBe("rev-3")
-        const listed = yield* store.list()
+        const listed = (yield* store.list()).records
         expect(listed.map((r) => [r.requestId, r.recordRevision])).toEqual([["r", 3]])
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("C15: revisions are gated per request id", () =>
       Effect.gen(function*() {
@@ -121,7 +146,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* store.save(makeRecord("b", 1))).toBe("written")
         expect(revisionOf(yield* store.get("a"))).toBe(5)
         expect(revisionOf(yield* store.get("b"))).toBe(1)
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
 
     it.effect.prop(
       "C15: property — random interleavings of concurrent snapshot writes never decrease record_revision and keep the newest",
@@ -175,8 +200,8 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           // A write after the newest is stale.
           expect(yield* store.save(makeRecord(requestId, newest))).toBe("stale")
           // One record, whatever the interleaving.
-          expect((yield* store.list()).length).toBe(1)
-        }).pipe(Effect.provide(makeLayer())),
+          expect((yield* store.list()).records.length).toBe(1)
+        }).pipe(Effect.provide(fresh())),
       { fastCheck: { numRuns: 100 } }
     )
 
@@ -195,7 +220,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         yield* TestClock.adjust("2 minutes")
         expect(yield* isLive("ok")).toBe(false)
         expect(yield* isLive("bad")).toBe(true)
-        expect((yield* store.list()).map((r) => r.requestId)).toEqual(["bad"])
+        expect((yield* store.list()).records.map((r) => r.requestId)).toEqual(["bad"])
         expect(yield* store.purgeExpired).toBe(1)
         expect(yield* store.purgeExpired).toBe(0)
 
@@ -209,10 +234,10 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* isLive("bad")).toBe(true)
         yield* TestClock.adjust("2 minutes")
         expect(yield* isLive("bad")).toBe(false)
-        expect(yield* store.list()).toEqual([])
+        expect((yield* store.list()).records).toEqual([])
         expect(yield* store.purgeExpired).toBe(1)
         expect(yield* store.purgeExpired).toBe(0)
-      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+      }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
 
     it.effect(
       "C16: interrupted records use error retention; running, suspended and legacy records use normal retention",
@@ -230,7 +255,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           expect(yield* isLive("suspended")).toBe(false)
           expect(yield* isLive("legacy")).toBe(false)
           expect(yield* store.purgeExpired).toBe(3)
-        }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } })))
+        }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } })))
     )
 
     it.effect("C16: retention follows the latest snapshot (a running record that later fails keeps error retention)", () =>
@@ -242,7 +267,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         yield* TestClock.adjust("2 hours")
         expect(revisionOf(yield* store.get("r"))).toBe(2)
         expect(yield* store.purgeExpired).toBe(0)
-      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+      }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
 
     it.effect("C16: default retention keeps normal records 24 hours and error records 7 days", () =>
       Effect.gen(function*() {
@@ -256,7 +281,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* isLive("bad")).toBe(true)
         yield* TestClock.adjust("6 days")
         expect(yield* isLive("bad")).toBe(false)
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("C16: an expired snapshot does not gate a new one", () =>
       Effect.gen(function*() {
@@ -265,30 +290,30 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         yield* TestClock.adjust("2 hours")
         expect(yield* store.save(makeRecord("r", 1, { status: "succeeded" }))).toBe("written")
         expect(revisionOf(yield* store.get("r"))).toBe(1)
-      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+      }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
 
     it.effect("list is newest first and honours limit", () =>
       Effect.gen(function*() {
         const store = yield* ExecutionStore
-        expect(yield* store.list()).toEqual([])
+        expect((yield* store.list()).records).toEqual([])
         for (const id of ["a", "b", "c", "d"]) {
           yield* store.save(makeRecord(id, 1, { status: "succeeded" }))
           yield* TestClock.adjust("1 second")
         }
-        const ids = (records: ReadonlyArray<ExecutionRecord>) => records.map((r) => r.requestId)
+        const ids = (page: RecordPage) => page.records.map((r) => r.requestId)
         expect(ids(yield* store.list())).toEqual(["d", "c", "b", "a"])
         expect(ids(yield* store.list({}))).toEqual(["d", "c", "b", "a"])
         expect(ids(yield* store.list({ limit: 2 }))).toEqual(["d", "c"])
         expect(ids(yield* store.list({ limit: 1 }))).toEqual(["d"])
         expect(ids(yield* store.list({ limit: 10 }))).toEqual(["d", "c", "b", "a"])
-        expect(yield* store.list({ limit: 0 })).toEqual([])
+        expect((yield* store.list({ limit: 0 })).records).toEqual([])
 
         // An update is listed once, with its latest revision.
         expect(yield* store.save(makeRecord("b", 2, { status: "succeeded" }))).toBe("written")
-        const listed = yield* store.list()
+        const listed = (yield* store.list()).records
         expect(listed.length).toBe(4)
         expect(listed.find((r) => r.requestId === "b")?.recordRevision).toBe(2)
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("list leaves out expired records", () =>
       Effect.gen(function*() {
@@ -296,18 +321,191 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         yield* store.save(makeRecord("old", 1, { status: "succeeded" }))
         yield* TestClock.adjust("90 minutes")
         yield* store.save(makeRecord("new", 1, { status: "succeeded" }))
-        expect((yield* store.list()).map((r) => r.requestId)).toEqual(["new"])
-        expect((yield* store.list({ limit: 5 })).map((r) => r.requestId)).toEqual(["new"])
-      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" } }))))
+        expect((yield* store.list()).records.map((r) => r.requestId)).toEqual(["new"])
+        expect((yield* store.list({ limit: 5 })).records.map((r) => r.requestId)).toEqual(["new"])
+      }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect("create: a new id is created once; a second create of a live record is refused", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.create(makeRecord("c", 0, { status: "running" }))).toBe("created")
+        expect(yield* store.create(makeRecord("c", 0, { status: "running", payload: "second" }))).toBe("exists")
+        expect(payloadOf(yield* store.get("c"))).toBe("rev-0")
+        // The created record is gated like any other.
+        expect(yield* store.save(makeRecord("c", 1, { status: "succeeded" }))).toBe("written")
+        expect(yield* store.create(makeRecord("c", 0, { status: "running" }))).toBe("exists")
+        expect(revisionOf(yield* store.get("c"))).toBe(1)
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect("create: an expired record does not hold its id", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.create(makeRecord("c", 3, { status: "succeeded" }))).toBe("created")
+        yield* TestClock.adjust("2 hours")
+        expect(yield* store.create(makeRecord("c", 0, { status: "running", payload: "again" }))).toBe("created")
+        expect(payloadOf(yield* store.get("c"))).toBe("again")
+        expect((yield* store.list()).records.map((r) => r.requestId)).toEqual(["c"])
+      }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect.prop(
+      "create: property — concurrent creates of one id: exactly one is created",
+      [FastCheck.integer({ min: 2, max: 12 }), FastCheck.array(FastCheck.nat(3), { minLength: 12, maxLength: 12 })],
+      ([n, yields]) =>
+        Effect.gen(function*() {
+          const store = yield* ExecutionStore
+          const results = yield* Effect.forEach(
+            Arr.range(1, n),
+            (i) =>
+              Effect.gen(function*() {
+                for (let k = 0; k < (yields[i - 1] ?? 0); k++) yield* Effect.yieldNow()
+                return yield* store.create(makeRecord("same", 0, { status: "running", payload: `writer-${i}` }))
+              }),
+            { concurrency: "unbounded" }
+          )
+          expect(results.filter((r) => r === "created").length).toBe(1)
+          expect(results.filter((r) => r === "exists").length).toBe(n - 1)
+          const winner = results.indexOf("created") + 1
+          expect(payloadOf(yield* store.get("same"))).toBe(`writer-${winner}`)
+        }).pipe(Effect.provide(fresh())),
+      { fastCheck: { numRuns: 25 } }
+    )
+
+    it.effect("list: filters by completion, start time and hook name", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.save(makeRecord("ok-1", 1, { status: "succeeded", startedAt: 1_000, hooks: ["audit", "cache"] }))
+        yield* store.save(makeRecord("bad-1", 1, { status: "failed", startedAt: 2_000, hooks: ["audit"] }))
+        yield* store.save(makeRecord("ok-2", 1, { status: "succeeded", startedAt: 3_000, hooks: [] }))
+        yield* store.save(makeRecord("legacy", 1, {}))
+        yield* store.save(makeRecord("run-1", 1, { status: "running", startedAt: 4_000, hooks: ["cache"] }))
+        const ids = (page: RecordPage) => page.records.map((r) => r.requestId)
+        expect(ids(yield* store.list({ status: ["succeeded"] }))).toEqual(["ok-2", "ok-1"])
+        expect(ids(yield* store.list({ status: ["failed", "running"] }))).toEqual(["run-1", "bad-1"])
+        expect(ids(yield* store.list({ status: ["unknown"] }))).toEqual(["legacy"])
+        expect(ids(yield* store.list({ status: [] }))).toEqual([])
+        expect(ids(yield* store.list({ startedFrom: 2_000, startedBefore: 4_000 }))).toEqual(["ok-2", "bad-1"])
+        expect(ids(yield* store.list({ startedFrom: 3_500 }))).toEqual(["run-1"])
+        expect(ids(yield* store.list({ hook: "audit" }))).toEqual(["bad-1", "ok-1"])
+        expect(ids(yield* store.list({ hook: "cache", status: ["running"] }))).toEqual(["run-1"])
+        expect(ids(yield* store.list({ hook: "nobody" }))).toEqual([])
+        // A hook name is matched whole, not as a substring.
+        expect(ids(yield* store.list({ hook: "aud" }))).toEqual([])
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect.prop(
+      "list: property — following the cursor visits every matching record once, newest first",
+      [FastCheck.integer({ min: 0, max: 30 }), FastCheck.integer({ min: 1, max: 7 })],
+      ([n, limit]) =>
+        Effect.gen(function*() {
+          const store = yield* ExecutionStore
+          for (let i = 0; i < n; i++) {
+            yield* store.save(makeRecord(`r${i}`, 1, { status: i % 3 === 0 ? "failed" : "succeeded" }))
+          }
+          // An update does not move a record or duplicate it.
+          if (n > 2) yield* store.save(makeRecord("r1", 2, { status: "succeeded" }))
+          const seen: Array<string> = []
+          let cursor: string | undefined
+          let pages = 0
+          do {
+            const page: RecordPage = yield* store.list({ limit, cursor })
+            expect(page.records.length).toBeLessThanOrEqual(limit)
+            expect(page.undecodable).toEqual([])
+            seen.push(...page.records.map((r) => r.requestId))
+            cursor = page.next
+            pages++
+          } while (cursor !== undefined && pages < 100)
+          expect(seen).toEqual(Arr.range(0, n - 1).reverse().map((i) => `r${i}`).slice(0, n))
+          const failed: Array<string> = []
+          cursor = undefined
+          do {
+            const page: RecordPage = yield* store.list({ limit, cursor, status: ["failed"] })
+            failed.push(...page.records.map((r) => r.requestId))
+            cursor = page.next
+          } while (cursor !== undefined)
+          expect(failed).toEqual(seen.filter((id) => Number(id.slice(1)) % 3 === 0))
+        }).pipe(Effect.provide(fresh())),
+      { fastCheck: { numRuns: 20 } }
+    )
+
+    it.effect("list: the default page is 100 records; a cursor the store did not hand out is an error", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        for (let i = 0; i < 105; i++) yield* store.save(makeRecord(`r${i}`, 1, { status: "succeeded" }))
+        const first = yield* store.list()
+        expect(first.records.length).toBe(100)
+        expect(first.next).toBeDefined()
+        const second = yield* store.list({ cursor: first.next })
+        expect(second.records.length).toBe(5)
+        expect(second.next).toBeUndefined()
+        const error = yield* Effect.flip(store.list({ cursor: "not-a-cursor" }))
+        expect(error._tag).toBe("ExecutionStoreError")
+        expect(error.operation).toBe("list")
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect("abandoned: a running record whose lease expired is marked abandoned by the sweep", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        // Lease until t=60s; another until t=10min; one without a lease; one finished.
+        yield* store.create(makeRecord("dead", 1, { status: "running", leaseExpiresAt: 60_000 }))
+        yield* store.create(makeRecord("alive", 1, { status: "running", leaseExpiresAt: 600_000 }))
+        yield* store.create(makeRecord("no-lease", 1, { status: "running" }))
+        yield* store.create(makeRecord("done", 1, { status: "succeeded" }))
+        expect(yield* store.sweepAbandoned).toBe(0)
+        yield* TestClock.adjust("61 seconds")
+        expect(yield* store.sweepAbandoned).toBe(1)
+        const dead = Option.getOrThrow(yield* store.get("dead"))
+        expect(dead.lifecycle?.status).toBe("abandoned")
+        expect(dead.lifecycle?.endedAt).toBe(61_000)
+        expect(dead.lifecycle?.leaseExpiresAt).toBeUndefined()
+        expect(dead.recordRevision).toBe(2)
+        // Its evidence is kept; the owner's late write (an older revision) cannot revive it.
+        expect(dead.finalResponse).toBe("rev-1")
+        expect(yield* store.save(makeRecord("dead", 2, { status: "succeeded" }))).toBe("stale")
+        expect((yield* store.list({ status: ["abandoned"] })).records.map((r) => r.requestId)).toEqual(["dead"])
+        expect(yield* store.sweepAbandoned).toBe(0)
+        // A renewed lease keeps a record running.
+        expect(yield* store.save(makeRecord("alive", 2, { status: "running", leaseExpiresAt: 1_200_000 }))).toBe(
+          "written"
+        )
+        yield* TestClock.adjust("10 minutes")
+        expect(yield* store.sweepAbandoned).toBe(0)
+        expect(Option.getOrThrow(yield* store.get("alive")).lifecycle?.status).toBe("running")
+        expect(Option.getOrThrow(yield* store.get("no-lease")).lifecycle?.status).toBe("running")
+        expect(Option.getOrThrow(yield* store.get("done")).lifecycle?.status).toBe("succeeded")
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect("abandoned: records use error retention", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.create(makeRecord("dead", 1, { status: "running", leaseExpiresAt: 1_000 }))
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* store.sweepAbandoned).toBe(1)
+        yield* TestClock.adjust("2 hours")
+        expect(yield* isLive("dead")).toBe(true)
+        yield* TestClock.adjust("1 day")
+        expect(yield* isLive("dead")).toBe(false)
+      }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
+
+    it.effect("the store sweeps by itself on the Clock: expired records go, ownerless running ones are abandoned", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        yield* store.save(makeRecord("old", 1, { status: "succeeded" }))
+        yield* store.create(makeRecord("dead", 1, { status: "running", leaseExpiresAt: 30_000 }))
+        yield* TestClock.adjust("61 minutes")
+        // Without any call from the test: the sweep ran.
+        expect(yield* store.purgeExpired).toBe(0)
+        expect(yield* store.sweepAbandoned).toBe(0)
+        expect(Option.getOrThrow(yield* store.get("dead")).lifecycle?.status).toBe("abandoned")
+      }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" }, sweepEvery: "1 minute" }))))
 
     it.effect("each layer build is a fresh, empty store", () =>
       Effect.gen(function*() {
         yield* Effect.provide(
           Effect.flatMap(ExecutionStore, (store) => store.save(makeRecord("r", 1))),
-          makeLayer()
+          fresh()
         )
         const store = yield* ExecutionStore
         expect(Option.isNone(yield* store.get("r"))).toBe(true)
-      }).pipe(Effect.provide(makeLayer())))
+      }).pipe(Effect.provide(fresh())))
   })
 }

@@ -1,0 +1,256 @@
+/**
+ * The ExecutionStore over `@effect/sql` — one implementation for SQLite and
+ * PostgreSQL. A record is one row: its encoded snapshot (`body`, JSON) and
+ * the columns queries need (revision, status, start, retention, lease, hook
+ * names). Revision gating is a conditional write in the database
+ * (`INSERT … ON CONFLICT … DO UPDATE … WHERE revision < excluded.revision`),
+ * so writers in different processes can never regress a record (C15).
+ * A row that does not decode fails only its own read.
+ */
+import { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
+import { Clock, Duration, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { CURRENT_SCHEMA_VERSION, ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import {
+  type CreateResult,
+  defaultPageSize,
+  defaultRetention,
+  ExecutionStore,
+  ExecutionStoreError,
+  expiresAt,
+  maxPageSize,
+  RecordDecodeError,
+  type RecordPage,
+  type RetentionSettings,
+  type SaveResult
+} from "../ExecutionStore.js"
+import {
+  abandoned,
+  decodeCursor,
+  encodeCursor,
+  hookNamesOf,
+  leaseOf,
+  listedStatus,
+  pageSize,
+  startedAtOf
+} from "../internal/recordQuery.js"
+import type { Tables } from "./migrations.js"
+
+/** Options of the SQL execution store. */
+export interface SqlExecutionStoreOptions {
+  readonly retention?: RetentionSettings | undefined
+}
+
+interface StoredRow {
+  readonly request_id: string
+  readonly schema_version: number | string
+  readonly body: string
+  readonly seq: number | string
+}
+
+const encodeRecord = Schema.encodeEither(ExecutionRecord)
+const decodeRecord = Schema.decodeUnknownEither(ExecutionRecord)
+
+/** A row back into a record, or the reason it is not one. */
+export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, RecordDecodeError> => {
+  const version = Number(row.schema_version)
+  if (version > CURRENT_SCHEMA_VERSION) {
+    return Either.left(
+      new RecordDecodeError({
+        requestId: row.request_id,
+        reason: "future_version",
+        detail: `schema version ${version} is newer than this library's ${CURRENT_SCHEMA_VERSION}`
+      })
+    )
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(row.body)
+  } catch (error) {
+    return Either.left(
+      new RecordDecodeError({ requestId: row.request_id, reason: "corrupt", detail: `not JSON: ${String(error)}` })
+    )
+  }
+  return Either.mapLeft(decodeRecord(json), (error) =>
+    new RecordDecodeError({
+      requestId: row.request_id,
+      reason: "corrupt",
+      detail: ParseResult.TreeFormatter.formatErrorSync(error)
+    }))
+}
+
+const storeError = (operation: string) => (error: SqlError) =>
+  new ExecutionStoreError({ operation, detail: error.message, cause: error })
+
+/**
+ * The store over the current `SqlClient`, on tables the migrations made.
+ */
+export const make = (
+  tables: Tables,
+  options: SqlExecutionStoreOptions = {}
+): Effect.Effect<ExecutionStore.Service, never, SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const retention = options.retention ?? defaultRetention
+    const millis: RetentionSettings = {
+      normal: Duration.millis(Duration.toMillis(retention.normal)),
+      error: Duration.millis(Duration.toMillis(retention.error))
+    }
+    const table = sql(tables.records)
+    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    const hookNamesValue = (record: ExecutionRecord) => {
+      const json = JSON.stringify(hookNamesOf(record))
+      return isPg ? sql`${json}::jsonb` : sql`${json}`
+    }
+
+    /** The columns of a record stored at `now`. */
+    const columns = (record: ExecutionRecord, now: number) =>
+      Effect.map(
+        Effect.mapError(encodeRecord(record), (error) =>
+          new ExecutionStoreError({
+            operation: "encode",
+            detail: ParseResult.TreeFormatter.formatErrorSync(error)
+          })),
+        (encoded) => ({
+          requestId: record.requestId,
+          revision: record.recordRevision,
+          status: listedStatus(record),
+          startedAt: startedAtOf(record, now),
+          storedAt: now,
+          expiresAt: expiresAt(record, now, millis),
+          lease: leaseOf(record) ?? null,
+          hooks: hookNamesValue(record),
+          version: record.schemaVersion,
+          body: JSON.stringify(encoded)
+        })
+      )
+
+    const insert = (c: Effect.Effect.Success<ReturnType<typeof columns>>) =>
+      sql`INSERT INTO ${table}
+        (request_id, revision, status, started_at, stored_at, expires_at, lease_expires_at, hook_names, schema_version, body)
+        VALUES (${c.requestId}, ${c.revision}, ${c.status}, ${c.startedAt}, ${c.storedAt}, ${c.expiresAt}, ${c.lease}, ${c.hooks}, ${c.version}, ${c.body})`
+
+    const create = (record: ExecutionRecord) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const c = yield* columns(record, now)
+        // An expired record does not hold its id; two creates racing here
+        // are decided by the unique key.
+        yield* sql`DELETE FROM ${table} WHERE request_id = ${record.requestId} AND expires_at <= ${now}`.pipe(
+          Effect.mapError(storeError("create"))
+        )
+        const rows = yield* sql`${insert(c)} ON CONFLICT (request_id) DO NOTHING RETURNING seq`.pipe(
+          Effect.mapError(storeError("create"))
+        )
+        return (rows.length > 0 ? "created" : "exists") satisfies CreateResult
+      })
+
+    const save = (record: ExecutionRecord) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const c = yield* columns(record, now)
+        const rows = yield* sql`${insert(c)}
+          ON CONFLICT (request_id) DO UPDATE SET
+            revision = excluded.revision,
+            status = excluded.status,
+            started_at = excluded.started_at,
+            stored_at = CASE WHEN ${table}.expires_at <= ${now} THEN excluded.stored_at ELSE ${table}.stored_at END,
+            expires_at = excluded.expires_at,
+            lease_expires_at = excluded.lease_expires_at,
+            hook_names = excluded.hook_names,
+            schema_version = excluded.schema_version,
+            body = excluded.body
+          WHERE ${table}.revision < excluded.revision OR ${table}.expires_at <= ${now}
+          RETURNING seq`.pipe(Effect.mapError(storeError("save")))
+        return (rows.length > 0 ? "written" : "stale") satisfies SaveResult
+      })
+
+    const get = (requestId: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const rows = yield* sql<StoredRow>`SELECT seq, request_id, schema_version, body FROM ${table}
+          WHERE request_id = ${requestId} AND expires_at > ${now}`.pipe(Effect.mapError(storeError("get")))
+        const row = rows[0]
+        if (row === undefined) return Option.none()
+        return Option.some(yield* decodeRow(row))
+      })
+
+    const list: ExecutionStore.Service["list"] = (query = {}) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+        if (query.cursor !== undefined && before === undefined) {
+          return yield* new ExecutionStoreError({ operation: "list", detail: `not a cursor: ${query.cursor}` })
+        }
+        const size = pageSize(query.limit, defaultPageSize, maxPageSize)
+        if (size === 0) return { records: [], undecodable: [] } satisfies RecordPage
+        const where: Array<Fragment> = [sql`expires_at > ${now}`]
+        if (before !== undefined) where.push(sql`seq < ${before}`)
+        if (query.status !== undefined) {
+          if (query.status.length === 0) return { records: [], undecodable: [] } satisfies RecordPage
+          where.push(sql.in("status", query.status))
+        }
+        if (query.startedFrom !== undefined) where.push(sql`started_at >= ${query.startedFrom}`)
+        if (query.startedBefore !== undefined) where.push(sql`started_at < ${query.startedBefore}`)
+        if (query.hook !== undefined) {
+          where.push(
+            isPg
+              ? sql`hook_names @> ${JSON.stringify([query.hook])}::jsonb`
+              : sql`EXISTS (SELECT 1 FROM json_each(hook_names) WHERE json_each.value = ${query.hook})`
+          )
+        }
+        const rows = yield* sql<StoredRow>`SELECT seq, request_id, schema_version, body FROM ${table}
+          WHERE ${sql.and(where)} ORDER BY seq DESC LIMIT ${size + 1}`.pipe(Effect.mapError(storeError("list")))
+        const page = rows.slice(0, size)
+        const records: Array<ExecutionRecord> = []
+        const undecodable: Array<RecordDecodeError> = []
+        for (const row of page) {
+          Either.match(decodeRow(row), {
+            onLeft: (error) => undecodable.push(error),
+            onRight: (record) => records.push(record)
+          })
+        }
+        const last = page[page.length - 1]
+        return {
+          records,
+          undecodable,
+          next: rows.length > size && last !== undefined ? encodeCursor(Number(last.seq)) : undefined
+        } satisfies RecordPage
+      })
+
+    const purgeExpired = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql`DELETE FROM ${table} WHERE expires_at <= ${now} RETURNING seq`.pipe(
+        Effect.mapError(storeError("purgeExpired"))
+      )
+      return rows.length
+    })
+
+    const sweepAbandoned = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql<StoredRow & { readonly revision: number | string }>`
+        SELECT seq, request_id, revision, schema_version, body FROM ${table}
+        WHERE status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at <= ${now}
+          AND expires_at > ${now}`.pipe(Effect.mapError(storeError("sweepAbandoned")))
+      let marked = 0
+      for (const row of rows) {
+        const decoded = decodeRow(row)
+        // An undecodable row stays as it is: its reader gets the decode error.
+        if (Either.isLeft(decoded)) continue
+        const next = abandoned(decoded.right, now)
+        const c = yield* columns(next, now)
+        // Conditional on the revision read: a renewal or a final write that
+        // got there first wins, and this row is left alone.
+        const updated = yield* sql`UPDATE ${table} SET
+            revision = ${c.revision}, status = ${c.status}, expires_at = ${c.expiresAt},
+            lease_expires_at = NULL, body = ${c.body}
+          WHERE request_id = ${row.request_id} AND revision = ${Number(row.revision)}
+          RETURNING seq`.pipe(Effect.mapError(storeError("sweepAbandoned")))
+        marked += updated.length
+      }
+      return marked
+    })
+
+    return ExecutionStore.of({ create, save, get, list, purgeExpired, sweepAbandoned })
+  })

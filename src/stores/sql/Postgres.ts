@@ -1,0 +1,54 @@
+/**
+ * The shared backend for several agent processes: PostgreSQL through
+ * `@effect/sql-pg`. Import it from `effect-agent-pipeline/postgres` (it needs
+ * `@effect/sql` and `@effect/sql-pg` installed).
+ *
+ * @since 0.1.0
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Layer, Redacted } from "effect"
+import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import * as SqlStores from "./SqlStores.js"
+
+export * as SqlStores from "./SqlStores.js"
+
+/**
+ * Options: `url` (`postgres://user:password@host:port/database`, kept
+ * redacted) and the {@link SqlStores.SqlStoreOptions}.
+ *
+ * @since 0.1.0
+ */
+export interface PostgresOptions extends SqlStores.SqlStoreOptions {
+  readonly url: Redacted.Redacted | string
+  readonly maxConnections?: number | undefined
+}
+
+/**
+ * The PostgreSQL client alone.
+ *
+ * @since 0.1.0
+ */
+export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnections">) =>
+  PgClient.layer({
+    url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
+    maxConnections: options.maxConnections ?? 10
+  }).pipe(
+    Layer.catchAllCause((cause) =>
+      Layer.fail(new ExecutionStoreError({ operation: "open", detail: "cannot connect to PostgreSQL", cause }))
+    )
+  )
+
+/**
+ * The execution store in PostgreSQL.
+ *
+ * @example
+ * ```ts
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const StoreLive = Postgres.layerExecutionStore({ url: "postgres://agent:secret@127.0.0.1:5432/agent" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerExecutionStore = (options: PostgresOptions): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
+  SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options)))

@@ -1,0 +1,64 @@
+/**
+ * The stores over any `SqlClient` (SQLite or PostgreSQL): migrate, then
+ * build. `Sqlite.ts` and `Postgres.ts` provide the client; a program that
+ * already has a `SqlClient` can use these Layers directly.
+ *
+ * @since 0.1.0
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Duration, Effect, Layer } from "effect"
+import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBackground } from "../ExecutionStore.js"
+import * as ExecutionStoreSql from "./ExecutionStoreSql.js"
+import { migrate, tablesFor } from "./migrations.js"
+
+/**
+ * Options shared by the SQL stores.
+ *
+ * - `tablePrefix`: prefix of every table name (default `eap_`; letters, digits, `_`)
+ * - `retention`: record retention (default 24 hours / 7 days)
+ * - `sweepEvery`: how often expired records are deleted and ownerless
+ *   running ones marked abandoned (default 1 minute)
+ *
+ * @since 0.1.0
+ */
+export interface SqlStoreOptions {
+  readonly tablePrefix?: string | undefined
+  readonly retention?: RetentionSettings | undefined
+  readonly sweepEvery?: Duration.DurationInput | undefined
+}
+
+/**
+ * Migrates the database, then builds the execution store over it (with its
+ * sweep in the Layer's scope). A database that cannot be reached or
+ * migrated fails the Layer with an `ExecutionStoreError` (`operation: "migrate"`).
+ *
+ * @example
+ * ```ts
+ * import { SqlStores } from "effect-agent-pipeline/sqlite"
+ *
+ * // over a SqlClient the program already provides
+ * const StoreLive = SqlStores.layerExecutionStore({ tablePrefix: "agent_" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerExecutionStore = (
+  options: SqlStoreOptions = {}
+): Layer.Layer<ExecutionStore, ExecutionStoreError, SqlClient> =>
+  Layer.scoped(
+    ExecutionStore,
+    Effect.gen(function*() {
+      const tables = yield* Effect.try({
+        try: () => tablesFor(options.tablePrefix),
+        catch: (error) => new ExecutionStoreError({ operation: "migrate", detail: String(error) })
+      })
+      yield* migrate(tables).pipe(
+        Effect.mapError((error) =>
+          new ExecutionStoreError({ operation: "migrate", detail: error.message, cause: error })
+        )
+      )
+      const store = yield* ExecutionStoreSql.make(tables, { retention: options.retention })
+      yield* sweepInBackground(store, options.sweepEvery ?? Duration.minutes(1))
+      return store
+    })
+  )

@@ -1,0 +1,110 @@
+/**
+ * The stores' tables, one migration set per dialect (SQLite, PostgreSQL),
+ * run through `@effect/sql`'s Migrator when a store is built: a fresh
+ * database gets every table on first use, an existing one only what it
+ * lacks. Table names carry a prefix (default `eap_`) so several stores —
+ * or test runs — can share one database.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Schedule } from "effect"
+
+/** The tables of one store set. */
+export interface Tables {
+  readonly records: string
+  readonly checkpoints: string
+  readonly migrations: string
+}
+
+/** The default table-name prefix. */
+export const defaultPrefix = "eap_"
+
+/** Table names from a prefix (letters, digits and `_` only: it is spliced into DDL). */
+export const tablesFor = (prefix: string = defaultPrefix): Tables => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) {
+    throw new Error(`invalid table prefix ${JSON.stringify(prefix)}: use letters, digits and "_"`)
+  }
+  return {
+    records: `${prefix}execution_records`,
+    checkpoints: `${prefix}checkpoints`,
+    migrations: `${prefix}migrations`
+  }
+}
+
+const executionRecords = (tables: Tables) =>
+  Effect.flatMap(SqlClient, (sql) =>
+    sql.onDialectOrElse({
+      pg: () =>
+        Effect.all([
+          sql`CREATE TABLE ${sql(tables.records)} (
+            seq BIGSERIAL PRIMARY KEY,
+            request_id TEXT NOT NULL UNIQUE,
+            revision BIGINT NOT NULL,
+            status TEXT NOT NULL,
+            started_at BIGINT NOT NULL,
+            stored_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            lease_expires_at BIGINT,
+            hook_names JSONB NOT NULL,
+            schema_version INTEGER NOT NULL,
+            body TEXT NOT NULL
+          )`,
+          sql`CREATE INDEX ${sql(`${tables.records}_expires`)} ON ${sql(tables.records)} (expires_at)`,
+          sql`CREATE INDEX ${sql(`${tables.records}_lease`)} ON ${sql(tables.records)} (status, lease_expires_at)`,
+          sql`CREATE INDEX ${sql(`${tables.records}_started`)} ON ${sql(tables.records)} (started_at)`
+        ], { discard: true }),
+      orElse: () =>
+        Effect.all([
+          sql`CREATE TABLE ${sql(tables.records)} (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_id TEXT NOT NULL UNIQUE,
+            revision INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            started_at INTEGER NOT NULL,
+            stored_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            lease_expires_at INTEGER,
+            hook_names TEXT NOT NULL,
+            schema_version INTEGER NOT NULL,
+            body TEXT NOT NULL
+          )`,
+          sql`CREATE INDEX ${sql(`${tables.records}_expires`)} ON ${sql(tables.records)} (expires_at)`,
+          sql`CREATE INDEX ${sql(`${tables.records}_lease`)} ON ${sql(tables.records)} (status, lease_expires_at)`,
+          sql`CREATE INDEX ${sql(`${tables.records}_started`)} ON ${sql(tables.records)} (started_at)`
+        ], { discard: true })
+    }))
+
+const checkpoints = (tables: Tables) =>
+  Effect.flatMap(SqlClient, (sql) =>
+    sql`CREATE TABLE ${sql(tables.checkpoints)} (
+      checkpoint_id TEXT PRIMARY KEY,
+      request_id TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      claim_owner TEXT,
+      claim_expires_at BIGINT
+    )`.pipe(Effect.asVoid))
+
+const migrator = Migrator.make({})
+
+/**
+ * Brings the database up to date. Two processes starting on a fresh
+ * database race for the migration table: the loser sees `locked` or
+ * `duplicates` and tries again once the winner is done.
+ */
+export const migrate = (tables: Tables): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient> =>
+  migrator({
+    table: tables.migrations,
+    loader: Migrator.fromRecord({
+      "1_execution_records": executionRecords(tables),
+      "2_checkpoints": checkpoints(tables)
+    })
+  }).pipe(
+    Effect.retry({
+      while: (error) => error._tag === "MigrationError" && (error.reason === "locked" || error.reason === "duplicates"),
+      schedule: Schedule.spaced("50 millis"),
+      times: 40
+    }),
+    Effect.asVoid
+  )

@@ -1,0 +1,4 @@
+import { sqliteStore } from "../support/Backends.js"
+import { executionStoreConformance } from "./ExecutionStoreConformance.js"
+
+executionStoreConformance("sqlite", sqliteStore)
