@@ -19,6 +19,7 @@ import { ToolRegistry } from "../ai/ToolRegistry.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
 import { ExecutionStore } from "../stores/ExecutionStore.js"
+import * as LeaseKeeper from "../runtime/LeaseKeeper.js"
 import { AfterExecution } from "./AfterExecution.js"
 import { AfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis } from "./AfterSynthesis.js"
@@ -102,7 +103,9 @@ export const make = (options?: PipelineOptions) =>
     const gate = yield* Effect.serviceOption(ShortCircuit.Gate)
 
     // Every part is built once, here: per request, only its closures run.
-    const begin = makeBegin({ limits, recording, store, preparer, operations })
+    // Running records' owner leases, renewed while this pipeline lives.
+    const leases = yield* LeaseKeeper.make(resolved.recordLeaseMillis)
+    const begin = makeBegin({ limits, recording, store, preparer, operations, leases })
     const { executePhase, runPhases, validationFor } = makePhaseLoop({
       concurrency,
       maxPhases,
@@ -173,5 +176,5 @@ export const layer = (options?: PipelineOptions): Layer.Layer<
   | ToolRegistry
   | ExecutionStore
   | CheckpointStore
-> => Layer.effect(Pipeline, make(options))
+> => Layer.scoped(Pipeline, make(options))
 

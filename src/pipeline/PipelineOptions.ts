@@ -47,6 +47,14 @@ export interface PipelineOptions {
    * `fail_open / continue / hook_error`.
    */
   readonly maxEnrichmentBytes?: number | undefined
+  /**
+   * How long a running request's record lease holds, in milliseconds
+   * (default 30,000, at least 1,000). The pipeline renews its running
+   * records' leases every third of it, writing their newest snapshot; a
+   * record whose lease ran out (its process died) is marked `abandoned` by
+   * the store's sweep.
+   */
+  readonly recordLeaseMillis?: number | undefined
 }
 
 /**
@@ -68,7 +76,8 @@ export const defaults: Resolved = {
   shortCircuitChunkBytes: 64,
   maxRequestBytes: MEBIBYTE,
   maxMetadataBytes: MEBIBYTE,
-  maxEnrichmentBytes: MEBIBYTE
+  maxEnrichmentBytes: MEBIBYTE,
+  recordLeaseMillis: 30_000
 }
 
 const atLeast = (min: number) =>
@@ -81,7 +90,8 @@ const OptionsSchema = Schema.Struct({
   shortCircuitChunkBytes: atLeast(4),
   maxRequestBytes: atLeast(1),
   maxMetadataBytes: atLeast(1),
-  maxEnrichmentBytes: atLeast(1)
+  maxEnrichmentBytes: atLeast(1),
+  recordLeaseMillis: atLeast(1000)
 })
 
 const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
@@ -119,6 +129,7 @@ export const resolve = (options: PipelineOptions | undefined): Either.Either<Res
     shortCircuitChunkBytes: given.shortCircuitChunkBytes ?? defaults.shortCircuitChunkBytes,
     maxRequestBytes: given.maxRequestBytes ?? defaults.maxRequestBytes,
     maxMetadataBytes: given.maxMetadataBytes ?? defaults.maxMetadataBytes,
-    maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes
+    maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes,
+    recordLeaseMillis: given.recordLeaseMillis ?? defaults.recordLeaseMillis
   })
 }

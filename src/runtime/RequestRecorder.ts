@@ -74,6 +74,11 @@ export interface RequestRecorder {
   readonly finalize: (lifecycle: Lifecycle) => Effect.Effect<void>
   /** Writes the newest snapshot now (used at suspension). */
   readonly flush: Effect.Effect<void>
+  /**
+   * Extends a running record's owner lease to `leaseExpiresAt` and writes
+   * the newest snapshot (a new revision); nothing once finalized.
+   */
+  readonly renew: (leaseExpiresAt: number) => Effect.Effect<void>
 }
 
 const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): ReadonlyArray<HookEffect> => {
@@ -229,7 +234,16 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
         finalized = true
         return persist
       }),
-    flush: persist
+    flush: persist,
+    renew: (leaseExpiresAt) =>
+      Effect.suspend(() => {
+        const lifecycle = base.lifecycle
+        if (finalized || lifecycle === undefined || lifecycle.status !== "running") return Effect.void
+        base = { ...current(), lifecycle: { ...lifecycle, leaseExpiresAt } }
+        revision++
+        snapshot = undefined
+        return persist
+      })
   }
 }
 
@@ -252,5 +266,6 @@ export const disabled = (initial: ExecutionRecord): RequestRecorder => ({
   appendNow: () => Effect.void,
   startInvocation: () => noopHandle,
   finalize: () => Effect.void,
-  flush: Effect.void
+  flush: Effect.void,
+  renew: () => Effect.void
 })

@@ -227,7 +227,7 @@ describe("pipeline options are validated", () => {
       "an unknown option",
       { maxPhase: 2 },
       "maxPhase",
-      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes)"
+      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, recordLeaseMillis)"
     ]
   ]
   for (const [label, options, option, detail] of cases) {
@@ -255,7 +255,8 @@ describe("pipeline options are validated", () => {
       shortCircuitChunkBytes: 64,
       maxRequestBytes: MiB,
       maxMetadataBytes: MiB,
-      maxEnrichmentBytes: MiB
+      maxEnrichmentBytes: MiB,
+      recordLeaseMillis: 30_000
     })
   })
 

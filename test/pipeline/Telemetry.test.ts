@@ -354,7 +354,7 @@ describe("telemetry: decisions on spans (C17, C14)", () => {
         })
         const result = yield* h.pipeline.process({ request: "quote", requestId: "t-norec" })
         expect(result._tag).toBe("Completed")
-        expect(yield* Effect.orDie(h.store.list())).toEqual([])
+        expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
         const spans = tracing.spans()
         expect(decisionOf(only(spans, "pipeline.hook.after_planning.gov"))).toEqual({
           policy: "fail_closed",

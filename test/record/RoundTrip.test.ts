@@ -70,7 +70,8 @@ const JsonObjectA = Schema.Record({ key: JsonObjectKey, value: JsonA })
 const LifecycleA = Schema.Struct({
   ...Lifecycle.fields,
   startedAt: FiniteNumber,
-  endedAt: Schema.optional(FiniteNumber)
+  endedAt: Schema.optional(FiniteNumber),
+  leaseExpiresAt: Schema.optional(FiniteNumber)
 })
 const HookEffectA = Schema.Struct({
   ...HookEffect.fields,

@@ -6,12 +6,13 @@
  * interruption, suspension — the scope closes first, then the record is
  * finalized with its lifecycle (C16).
  */
-import { Cause, Clock, Effect, Exit, Option, Scope } from "effect"
+import { Cause, Clock, Effect, Either, Exit, Option, Scope } from "effect"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
+import type { LeaseKeeper } from "../../runtime/LeaseKeeper.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { PipelineResult } from "../AgentResponse.js"
 import * as ConversationHistory from "../ConversationHistory.js"
@@ -34,6 +35,8 @@ export interface RequestState extends StageRequest {
   readonly call?: Call<"request"> | undefined
   /** The tools of this request when BeforePlanning hooks added some (`extra_tools`). */
   readonly tools?: ToolRegistry.Service | undefined
+  /** Stops renewing the record's owner lease (called when the record is finalized). */
+  readonly releaseLease?: (() => void) | undefined
 }
 
 /** A fresh id for a request or a checkpoint. */
@@ -80,6 +83,7 @@ export interface BeginDeps {
   readonly store: ExecutionStore.Service
   readonly preparer: ConversationHistory.ConversationHistoryPreparer["Type"]
   readonly operations: Operations
+  readonly leases: LeaseKeeper
 }
 
 /**
@@ -112,7 +116,7 @@ export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestS
 
 /** Builds {@link Begin} over its services. */
 export const makeBegin = (deps: BeginDeps): Begin => {
-  const { limits, operations, preparer, recording, store } = deps
+  const { leases, limits, operations, preparer, recording, store } = deps
   return (input: unknown, mode: RecordMode) =>
     Effect.gen(function*() {
       const decoded = yield* PipelineRequest.decode(input, limits).pipe(
@@ -127,21 +131,6 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         )
       )
       const requestId = decoded.requestId ?? RequestId.make(newId())
-      // A reused id would make every write of this request's record stale
-      // (the stored one is newer), silently losing its evidence: refuse it.
-      // A store that cannot answer does not block the request.
-      if (decoded.requestId !== undefined && recording) {
-        const existing = yield* Effect.option(store.get(requestId))
-        if (Option.isSome(existing) && Option.isSome(existing.value)) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              reason: "request_id_in_use",
-              path: "requestId",
-              detail: `"${requestId}" already names a stored execution record`
-            })
-          )
-        }
-      }
       const startedAt = yield* Clock.currentTimeMillis
       const initial: ExecutionRecord = {
         schemaVersion: 1,
@@ -150,10 +139,36 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         mode,
         request: decoded.request,
         metadata: decoded.metadata,
-        lifecycle: { status: "running", startedAt },
+        lifecycle: recording
+          ? { status: "running", startedAt, owner: leases.owner, leaseExpiresAt: startedAt + leases.leaseMillis }
+          : { status: "running", startedAt },
         phases: [],
         hookInvocations: [],
         diagnostics: []
+      }
+      // The record exists from the start (`running`, with this process's
+      // lease), created atomically on its id: a reused id would make every
+      // write of this request's record stale, silently losing its evidence,
+      // so it is refused. A store that cannot answer does not block the
+      // request: the record says so, and the final write tries again.
+      let unwritten: string | undefined
+      if (recording) {
+        const created = yield* Effect.either(store.create(initial))
+        if (Either.isRight(created) && created.right === "exists") {
+          return yield* Effect.fail(
+            new InvalidRequest({
+              reason: "request_id_in_use",
+              path: "requestId",
+              detail: `"${requestId}" already names a stored execution record`
+            })
+          )
+        }
+        if (Either.isLeft(created)) {
+          unwritten = `record not created at request start: ${created.left.message}`
+          yield* Effect.logWarning("execution record not created", created.left.message).pipe(
+            Effect.annotateLogs({ requestId })
+          )
+        }
       }
       const context: PipelineContext = {
         requestId,
@@ -165,10 +180,14 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         ? yield* operations.call("request", { coordinates: { requestId }, payload: { mode, request: decoded.request } })
         : undefined
       const recorder = recording
-        ? RequestRecorder.make(recordWriter(store, operations, requestId, call), initial)
+        ? RequestRecorder.make(
+          recordWriter(store, operations, requestId, call),
+          unwritten === undefined ? initial : { ...initial, diagnostics: [unwritten] }
+        )
         : RequestRecorder.disabled(initial)
       const scope = yield* Scope.make()
-      return { context, recorder, startedAt, scope, call } satisfies RequestState
+      const releaseLease = recording ? leases.hold(recorder) : undefined
+      return { context, recorder, startedAt, scope, call, releaseLease } satisfies RequestState
     })
 }
 
@@ -176,7 +195,10 @@ export const makeBegin = (deps: BeginDeps): Begin => {
 export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>, suspended: boolean) =>
   Scope.close(state.scope, exit).pipe(
     Effect.zipRight(Clock.currentTimeMillis),
-    Effect.flatMap((now) => state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended)))
+    Effect.flatMap((now) => {
+      state.releaseLease?.()
+      return state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended))
+    })
   )
 
 /** Appends an executed phase to the record. */

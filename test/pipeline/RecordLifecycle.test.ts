@@ -1,0 +1,158 @@
+/**
+ * A record fit for durability (DESIGN §7): it exists from the request's
+ * start (`running`, with this process's owner lease), created atomically on
+ * its request id; the pipeline renews the lease while the request runs;
+ * a store that cannot create it does not block the request.
+ */
+import { Tool } from "@effect/ai"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Option, Schema, TestClock } from "effect"
+import { Agent, ExecutionStore, Pipeline, ToolRegistry } from "effect-agent-pipeline"
+import { makeHarness, plan } from "../support/Harness.js"
+
+const Slow = Tool.make("slow", {
+  description: "Waits until released.",
+  parameters: { q: Schema.String },
+  success: Schema.String
+})
+
+const slowStep = (stepId: string) => ({
+  step_id: stepId,
+  namespace: "test",
+  agent: "slow",
+  capability: "slow",
+  parameters: { q: "x" }
+})
+
+/** A tool that signals `started` and then waits for `release`. */
+const slowTool = (started: Deferred.Deferred<void>, release: Deferred.Deferred<void>) =>
+  ToolRegistry.entry({
+    namespace: "test",
+    agent: "slow",
+    tool: Slow,
+    handler: ({ q }) => Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), `done ${q}`))
+  })
+
+/** An agent over a memory store whose Layers live as long as the test. */
+const agentWith = (
+  tools: ReadonlyArray<ToolRegistry.ToolEntry<never>>,
+  plans: ReadonlyArray<unknown>,
+  options?: { readonly recordLeaseMillis?: number }
+) =>
+  Agent.layerTest({
+    script: { plans, synthesis: "answer" },
+    tools,
+    hooks: [],
+    options,
+    executionStore: ExecutionStore.layerMemory({ sweepEvery: "1 hour" })
+  })
+
+describe("a record fit for durability", () => {
+  it.effect("the record exists from the start: running, owned by this process, with a lease", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.gen(function*() {
+        const pipeline = yield* Pipeline.Pipeline
+        const store = yield* ExecutionStore.ExecutionStore
+        const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "early" }))
+        yield* Deferred.await(started)
+        const running = Option.getOrThrow(yield* store.get("early"))
+        expect(running.lifecycle?.status).toBe("running")
+        expect(running.lifecycle?.owner).toMatch(/^\d+:[0-9a-f]{8}$/)
+        expect(running.lifecycle?.leaseExpiresAt).toBe(running.lifecycle!.startedAt + 30_000)
+        expect(running.request).toBe("q")
+        yield* Deferred.succeed(release, undefined)
+        const result = yield* Fiber.join(fiber)
+        expect(result._tag).toBe("Completed")
+        const done = Option.getOrThrow(yield* store.get("early"))
+        expect(done.lifecycle?.status).toBe("succeeded")
+        // A finished record carries no lease: nobody has to renew it.
+        expect(done.lifecycle?.leaseExpiresAt).toBeUndefined()
+        expect(done.recordRevision).toBeGreaterThan(running.recordRevision)
+      }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])])))
+    }))
+
+  it.effect("two concurrent requests with the same id: the second gets InvalidRequest and the first's record is kept", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.gen(function*() {
+        const pipeline = yield* Pipeline.Pipeline
+        const store = yield* ExecutionStore.ExecutionStore
+        const first = yield* Effect.fork(pipeline.process({ request: "first", requestId: "dup" }))
+        yield* Deferred.await(started)
+        const second = yield* Effect.flip(pipeline.process({ request: "second", requestId: "dup" }))
+        expect(second._tag).toBe("InvalidRequest")
+        expect(second._tag === "InvalidRequest" && second.reason).toBe("request_id_in_use")
+        yield* Deferred.succeed(release, undefined)
+        expect((yield* Fiber.join(first))._tag).toBe("Completed")
+        const record = Option.getOrThrow(yield* store.get("dup"))
+        expect(record.request).toBe("first")
+        expect(record.lifecycle?.status).toBe("succeeded")
+      }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])])))
+    }))
+
+  it.effect("the lease is renewed while the request runs (a new revision each third of the lease) and no longer after", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.gen(function*() {
+        const pipeline = yield* Pipeline.Pipeline
+        const store = yield* ExecutionStore.ExecutionStore
+        const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "long" }))
+        yield* Deferred.await(started)
+        const first = Option.getOrThrow(yield* store.get("long"))
+        expect(first.lifecycle?.leaseExpiresAt).toBe(3_000)
+        yield* TestClock.adjust("1001 millis")
+        const renewed = Option.getOrThrow(yield* store.get("long"))
+        expect(renewed.lifecycle?.status).toBe("running")
+        expect(renewed.lifecycle?.leaseExpiresAt).toBe(1_000 + 3_000)
+        expect(renewed.recordRevision).toBeGreaterThan(first.recordRevision)
+        // Long past the first lease: still running, still leased, never abandoned.
+        yield* TestClock.adjust("10 seconds")
+        expect(yield* store.sweepAbandoned).toBe(0)
+        const later = Option.getOrThrow(yield* store.get("long"))
+        expect(later.lifecycle?.status).toBe("running")
+        expect(later.lifecycle!.leaseExpiresAt!).toBeGreaterThan(11_000)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(fiber)
+        const done = Option.getOrThrow(yield* store.get("long"))
+        yield* TestClock.adjust("10 seconds")
+        const after = Option.getOrThrow(yield* store.get("long"))
+        expect(after.recordRevision).toBe(done.recordRevision)
+        expect(after.lifecycle?.status).toBe("succeeded")
+      }).pipe(
+        Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], { recordLeaseMillis: 3_000 }))
+      )
+    }))
+
+  it.effect("a store that cannot create the record does not block the request; the final record says so", () =>
+    Effect.gen(function*() {
+      const inner = yield* ExecutionStore.makeMemoryUnswept()
+      const store: ExecutionStore.ExecutionStore.Service = {
+        ...inner,
+        create: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "create", detail: "database is locked" }))
+      }
+      const h = yield* makeHarness({ script: { plans: [plan([])], synthesis: "answer" }, store })
+      const result = yield* h.pipeline.process({ request: "q", requestId: "locked" })
+      expect(result._tag === "Completed" && result.response.response).toBe("answer")
+      const record = yield* h.record("locked")
+      expect(record.lifecycle?.status).toBe("succeeded")
+      expect(record.diagnostics).toContain(
+        "record not created at request start: execution store create failed: database is locked"
+      )
+    }))
+
+  it.effect("recording off: no record is created and no lease is held", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({ script: { plans: [plan([]), plan([])], synthesis: "answer" }, options: { recording: false } })
+      yield* h.pipeline.process({ request: "q", requestId: "off" })
+      expect(Option.isNone(yield* h.store.get("off"))).toBe(true)
+      // The same id can be used again: nothing holds it.
+      expect((yield* h.pipeline.process({ request: "q", requestId: "off" }))._tag).toBe("Completed")
+    }))
+})
+
+
+
