@@ -53,7 +53,7 @@ export const postgresClient = (): Layer.Layer<SqlClient> =>
   Layer.orDie(PgClient.layer({ url: Redacted.make(postgresUrl ?? ""), maxConnections: 8 }))
 
 /** Drops the tables of a prefix when the scope closes. */
-const dropTables = (prefix: string) =>
+export const dropTables = (prefix: string) =>
   Effect.addFinalizer(() =>
     Effect.flatMap(SqlClient, (sql) => {
       const tables = tablesFor(prefix)
