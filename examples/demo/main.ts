@@ -1,10 +1,12 @@
 /**
  * `npm start`: an example agent on the embedded defaults (offline model,
- * in-memory stores, no network). It registers a few hooks — context
+ * records in the SQLite file `./data/agent.db`, no network; `AGENT_STORE`
+ * picks another store). It registers a few hooks — context
  * injection, an authoritative short-circuit for a blocked topic, an audit
  * hook that reports an effect, a redaction hook and the required
  * plan-policy boundary — runs sample requests, and prints each answer with
  * its evidence: the hooks that ran, their decisions and their effects.
+ * A second run first shows what the earlier runs left in the store.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
@@ -77,8 +79,21 @@ const describeEvidence = (record: ExecutionRecord.ExecutionRecord) =>
 const program = Effect.gen(function*() {
   const pipeline = yield* Pipeline.Pipeline
   const store = yield* ExecutionStore.ExecutionStore
+  const earlier = yield* store.list({ limit: 5 })
+  if (earlier.records.length === 0) {
+    yield* Console.log("No records from earlier runs in the store.")
+  } else {
+    yield* Console.log("Records from earlier runs (newest first):")
+    for (const record of earlier.records) {
+      yield* Console.log(
+        `  ${record.requestId}: ${ExecutionRecord.requestCompletion(record)}, ${record.hookInvocations.length} hook invocations — ${record.request}`
+      )
+    }
+  }
+  // Request ids are unique per run: a stored record keeps its id.
+  const run = new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)
   for (const [i, request] of samples.entries()) {
-    const requestId = `demo-${i + 1}`
+    const requestId = `demo-${run}-${i + 1}`
     yield* Console.log(`\n▶ ${request}`)
     const outcome = yield* Effect.either(pipeline.process({ request, requestId, metadata: { user_id: "demo-user" } }))
     if (outcome._tag === "Right") {
@@ -101,4 +116,4 @@ const program = Effect.gen(function*() {
   }
 })
 
-program.pipe(Effect.provide(Agent.layerOffline({ hooks, tools: allTools })), NodeRuntime.runMain)
+program.pipe(Effect.provide(Agent.layerConfig({ hooks, tools: allTools })), NodeRuntime.runMain)

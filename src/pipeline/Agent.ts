@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Cause, Context, Effect, Layer, Option } from "effect"
+import { Cause, type ConfigError, Context, Effect, Layer, Option } from "effect"
 import * as Inference from "../ai/Inference.js"
 import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
@@ -25,6 +25,7 @@ import type { AgentConfigError } from "../domain/PipelineError.js"
 import * as PipelineHooks from "./PipelineHooks.js"
 import { PromptBuilder } from "./PromptBuilder.js"
 import { Gate } from "./ShortCircuit.js"
+import * as StoreConfig from "./StoreConfig.js"
 
 /**
  * The parts of an agent. Only `model` and `tools` are required; every other
@@ -205,6 +206,52 @@ export const layerOffline = <
   AgentConfigError | EH | ES | EC,
   Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
 > => layer({ ...config, model: OfflineModel.layer })
+
+/**
+ * An agent whose stores come from configuration ({@link StoreConfig}:
+ * `AGENT_STORE=memory|sqlite|postgres`, `SQLITE_PATH`, `DATABASE_URL`) —
+ * by default the SQLite file `./data/agent.db`, so records survive a
+ * restart. The model defaults to the offline model. Every other part as in
+ * {@link layer}.
+ *
+ * @example
+ * ```ts
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import { Agent, Pipeline } from "effect-agent-pipeline"
+ *
+ * // AGENT_STORE=postgres DATABASE_URL=postgres://… node main.js
+ * const program = Effect.flatMap(Pipeline.Pipeline, (pipeline) => pipeline.process({ request: "weather in Paris" }))
+ * NodeRuntime.runMain(program.pipe(Effect.provide(Agent.layerConfig({ tools: [] }))))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = <
+  EM = never,
+  RM = never,
+  H extends Hook.Any = never,
+  EH = never,
+  RB = never,
+  T extends ToolRegistry.Any = never
+>(
+  config:
+    & Omit<AgentConfig<EM, RM, H, EH, RB, T, never, never, never, never>, "model" | "executionStore" | "checkpointStore">
+    & { readonly model?: Layer.Layer<LanguageModel.LanguageModel, EM, RM> | undefined }
+): Layer.Layer<
+  Services,
+  AgentConfigError | ConfigError.ConfigError | ExecutionStore.ExecutionStoreError | EM | EH,
+  RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T>
+> =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.flatMap(StoreConfig.settings, StoreConfig.layers), (stores) =>
+      layer({
+        ...config,
+        model: config.model ?? OfflineModel.layer,
+        executionStore: stores.executionStore,
+        checkpointStore: stores.checkpointStore
+      }))
+  )
 
 /**
  * What a test sees of an agent built by {@link layerTest}: the prompts the

@@ -1,0 +1,76 @@
+/**
+ * `Agent.layerConfig` picks its stores from configuration: SQLite by default
+ * (records survive a restart), memory or PostgreSQL on request, and a clear
+ * configuration error for a bad or incomplete choice.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Agent, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
+import { postgresUrl, unavailable } from "../support/Backends.js"
+
+const withConfig = (values: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(values))))
+
+/** One "process run": build the agent from config, run one request, read the store. */
+const runOnce = (values: Record<string, string>, requestId: string) =>
+  Effect.gen(function*() {
+    const pipeline = yield* Pipeline.Pipeline
+    const store = yield* ExecutionStore.ExecutionStore
+    const before = (yield* store.list()).records.map((r) => r.requestId)
+    const result = yield* pipeline.process({ request: "What is the stock quote for ACME?", requestId })
+    return { before, result }
+  }).pipe(Effect.provide(Agent.layerConfig({ tools: [] }).pipe(Layer.provide(withConfig(values)))))
+
+describe("stores from configuration", () => {
+  it.effect("the default is SQLite: a second run over the same file sees the first run's record", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-config-"))
+      const file = path.join(dir, "nested", "agent.db")
+      const first = yield* runOnce({ SQLITE_PATH: file }, "run-1")
+      expect(first.before).toEqual([])
+      expect(first.result._tag).toBe("Completed")
+      expect(fs.existsSync(file)).toBe(true)
+      const second = yield* runOnce({ SQLITE_PATH: file }, "run-2")
+      expect(second.before).toEqual(["run-1"])
+      // The id of a stored record stays taken across processes.
+      const reused = yield* Effect.flip(runOnce({ SQLITE_PATH: file }, "run-1"))
+      expect(reused._tag === "InvalidRequest" && reused.reason).toBe("request_id_in_use")
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
+  it.effect("AGENT_STORE=memory keeps nothing across runs", () =>
+    Effect.gen(function*() {
+      yield* runOnce({ AGENT_STORE: "memory" }, "m-1")
+      const second = yield* runOnce({ AGENT_STORE: "memory" }, "m-2")
+      expect(second.before).toEqual([])
+    }))
+
+  it.effect("settings: defaults, and a bad or incomplete choice is a configuration error", () =>
+    Effect.gen(function*() {
+      const defaults = yield* StoreConfig.settings.pipe(Effect.provide(withConfig({})))
+      expect(defaults.backend).toBe("sqlite")
+      expect(defaults.sqlitePath).toBe("./data/agent.db")
+      expect(Option.isNone(defaults.databaseUrl)).toBe(true)
+
+      const unknown = yield* Effect.flip(StoreConfig.settings.pipe(Effect.provide(withConfig({ AGENT_STORE: "mongo" }))))
+      expect(unknown._op).toBe("InvalidData")
+      const missingUrl = yield* Effect.flip(
+        Effect.flatMap(StoreConfig.settings, StoreConfig.layers).pipe(Effect.provide(withConfig({ AGENT_STORE: "postgres" })))
+      )
+      expect(missingUrl._op).toBe("MissingData")
+      expect(String(missingUrl)).toContain("DATABASE_URL")
+    }))
+
+  const skipped = unavailable("postgres")
+  it.effect.skipIf(skipped !== undefined)(`AGENT_STORE=postgres with DATABASE_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
+    Effect.gen(function*() {
+      const id = `pg-config-${Date.now()}`
+      const first = yield* runOnce({ AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "" }, id)
+      expect(first.result._tag).toBe("Completed")
+      const second = yield* runOnce({ AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "" }, `${id}-b`)
+      expect(second.before).toContain(id)
+    }))
+})
