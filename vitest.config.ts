@@ -1,9 +1,16 @@
 import { fileURLToPath } from "node:url"
 import { configDefaults, defineConfig } from "vitest/config"
 
+const src = (file: string) => fileURLToPath(new URL(file, import.meta.url))
+
 export default defineConfig({
   resolve: {
-    alias: { "effect-agent-pipeline": fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
+    // The package's entry points, as a user imports them (subpaths first).
+    alias: [
+      { find: /^effect-agent-pipeline\/sqlite$/, replacement: src("./src/stores/sql/Sqlite.ts") },
+      { find: /^effect-agent-pipeline\/postgres$/, replacement: src("./src/stores/sql/Postgres.ts") },
+      { find: /^effect-agent-pipeline$/, replacement: src("./src/index.ts") }
+    ]
   },
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],

@@ -209,7 +209,14 @@ export type StepResult = typeof StepResult.Type
 export const PhaseRecord = Schema.Struct({
   phase: Schema.Int,
   plan: RoutingPlan,
-  steps: Schema.Array(StepResult)
+  /** The step results, in plan order once the phase has executed (in completion order before). */
+  steps: Schema.Array(StepResult),
+  /**
+   * While the phase executes: the ids of the steps in flight. A record
+   * written mid-phase (or left by a request that was interrupted or whose
+   * process died) shows which step was running; absent once executed.
+   */
+  running: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "PhaseRecord" })
 /** @since 0.1.0 */
 export type PhaseRecord = typeof PhaseRecord.Type

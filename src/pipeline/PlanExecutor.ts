@@ -28,6 +28,8 @@ export interface ExecuteOptions {
    * The pipeline passes the hook runtime's tool caller, so tool hooks fire.
    */
   readonly callTool?: ((step: RoutingStep, parameters: JsonObject) => Effect.Effect<ToolCallResult>) | undefined
+  /** Called with each step's result as soon as the step ends (the record's progress). */
+  readonly onStepEnd?: ((result: StepResult) => Effect.Effect<void>) | undefined
 }
 
 const pick = (value: Json | undefined, path: string): Json | undefined => {
@@ -140,6 +142,7 @@ export const execute = (
         }
       }).pipe(
         Effect.tap((result) => (single ? Effect.void : Deferred.succeed(done.get(step.step_id)!, result))),
+        Effect.tap((result) => (options?.onStepEnd === undefined ? Effect.void : options.onStepEnd(result))),
         spanned("pipeline.step", {
           captureStackTrace: false,
           attributes: {

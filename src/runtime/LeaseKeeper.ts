@@ -1,19 +1,33 @@
 /**
- * Owner leases of running records (DESIGN §7 "durable from the first
- * moment"). While a request runs, its record says which process owns it and
- * until when (`lifecycle.owner`, `lifecycle.leaseExpiresAt`). One keeper per
- * pipeline renews the leases of all its running requests on the `Clock`,
- * writing each one's newest snapshot — so a running record is also never
- * more than one renewal period behind. A process that dies stops renewing;
- * once its leases run out, a store sweep marks those records `abandoned`.
+ * Owner leases and progress writes of running records (DESIGN §7 "durable
+ * from the first moment"). While a request runs, its record says which
+ * process owns it and until when (`lifecycle.owner`,
+ * `lifecycle.leaseExpiresAt`). One keeper per pipeline, on the `Clock`:
  *
- * A request holds its lease from `begin` until its record is finalized; the
- * keeper's fiber lives in the pipeline's Scope.
+ * - every {@link writeEveryMillis} (or a third of the lease, if shorter) it
+ *   writes the snapshot of each running request that changed since its last
+ *   write — plans, step results, steps in flight — so a running record is
+ *   never more than that behind (bounded write frequency: at most one
+ *   progress write per request per period);
+ * - every third of the lease it renews all its running requests' leases
+ *   (a write each).
+ *
+ * A process that dies stops renewing; once its leases run out, a store sweep
+ * marks those records `abandoned`. A request holds its lease from `begin`
+ * until its record is finalized; the keeper's fiber lives in the pipeline's
+ * Scope.
  *
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Schedule, type Scope } from "effect"
 import type { RequestRecorder } from "./RequestRecorder.js"
+
+/**
+ * The longest a running record's changes wait for their write.
+ *
+ * @since 0.1.0
+ */
+export const writeEveryMillis = 500
 
 /**
  * The keeper of one pipeline's leases.
@@ -25,14 +39,14 @@ export interface LeaseKeeper {
   readonly owner: string
   /** How long a lease holds from its last renewal. */
   readonly leaseMillis: number
-  /** Renews `recorder`'s lease until released; returns the release. */
+  /** Keeps `recorder`'s record written and its lease renewed until released; returns the release. */
   readonly hold: (recorder: RequestRecorder) => () => void
   /** How many leases are held now. */
   readonly held: () => number
 }
 
 /**
- * A keeper renewing every third of `leaseMillis`, forked into the current Scope.
+ * A keeper for leases of `leaseMillis`, its fiber forked into the current Scope.
  *
  * @since 0.1.0
  */
@@ -41,10 +55,18 @@ export const make = (leaseMillis: number): Effect.Effect<LeaseKeeper, never, Sco
     const held = new Set<RequestRecorder>()
     const pid = typeof process === "object" && typeof process.pid === "number" ? process.pid : 0
     const owner = `${pid}:${globalThis.crypto.randomUUID().slice(0, 8)}`
-    const renewAll = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.forEach([...held], (recorder) => recorder.renew(now + leaseMillis), { discard: true }))
-    yield* renewAll.pipe(
-      Effect.schedule(Schedule.spaced(Duration.millis(Math.max(1, Math.floor(leaseMillis / 3))))),
+    const renewEvery = Math.max(1, Math.floor(leaseMillis / 3))
+    const tick = Math.min(writeEveryMillis, renewEvery)
+    let renewAt = (yield* Clock.currentTimeMillis) + renewEvery
+    const pass = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (held.size === 0) return Effect.void
+      const recorders = [...held]
+      if (now < renewAt) return Effect.forEach(recorders, (r) => r.flushIfChanged, { discard: true })
+      renewAt = now + renewEvery
+      return Effect.forEach(recorders, (r) => r.renew(now + leaseMillis), { discard: true })
+    })
+    yield* pass.pipe(
+      Effect.schedule(Schedule.spaced(Duration.millis(tick))),
       Effect.interruptible,
       Effect.forkScoped
     )

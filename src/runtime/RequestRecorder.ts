@@ -79,6 +79,8 @@ export interface RequestRecorder {
    * the newest snapshot (a new revision); nothing once finalized.
    */
   readonly renew: (leaseExpiresAt: number) => Effect.Effect<void>
+  /** Writes the newest snapshot if it changed since the last write (before finalize only). */
+  readonly flushIfChanged: Effect.Effect<void>
 }
 
 const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): ReadonlyArray<HookEffect> => {
@@ -184,7 +186,13 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
     if (snapshot === undefined) snapshot = { ...base, hookInvocations: invocations.slice(), recordRevision: revision }
     return snapshot
   }
-  const persist = Effect.suspend(() => save(current())).pipe(
+  // The revision of the last snapshot handed to `save`.
+  let written = -1
+  const persist = Effect.suspend(() => {
+    const record = current()
+    written = record.recordRevision
+    return save(record)
+  }).pipe(
     // Even a store that dies must not change the request's outcome; only
     // interruption propagates.
     Effect.catchAllCause((cause) =>
@@ -243,7 +251,8 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
         revision++
         snapshot = undefined
         return persist
-      })
+      }),
+    flushIfChanged: Effect.suspend(() => (finalized || revision === written ? Effect.void : persist))
   }
 }
 
@@ -267,5 +276,6 @@ export const disabled = (initial: ExecutionRecord): RequestRecorder => ({
   startInvocation: () => noopHandle,
   finalize: () => Effect.void,
   flush: Effect.void,
-  renew: () => Effect.void
+  renew: () => Effect.void,
+  flushIfChanged: Effect.void
 })

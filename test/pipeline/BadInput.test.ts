@@ -433,7 +433,7 @@ describe("an interrupted request", () => {
       expect(calls).not.toContain("after_execution:a")
     }))
 
-  it.effect("C13/C16: an interrupted second phase keeps the completed first phase in the record", () =>
+  it.effect("C13/C16: an interrupted second phase keeps the completed first phase, and the second's plan and running step", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<string>()
       const h = yield* makeHarness({
@@ -445,8 +445,13 @@ describe("an interrupted request", () => {
       yield* Fiber.interrupt(fiber)
       const record = yield* h.record("int2")
       expect(record.lifecycle?.status).toBe("interrupted")
-      expect(record.phases.map((p) => p.phase)).toEqual([1])
+      expect(record.phases.map((p) => p.phase)).toEqual([1, 2])
       expect(record.phases[0]!.steps.map((s) => [s.step_id, s.status])).toEqual([["w1", "succeeded"]])
+      expect(record.phases[0]!.running).toBeUndefined()
+      // The phase that was executing: its accepted plan, no result, the step in flight.
+      expect(record.phases[1]!.plan.steps.map((s) => s.step_id)).toEqual(["blk2"])
+      expect(record.phases[1]!.steps).toEqual([])
+      expect(record.phases[1]!.running).toEqual(["blk2"])
     }))
 })
 

@@ -127,6 +127,36 @@ describe("a record fit for durability", () => {
       )
     }))
 
+  it.effect("progress is written while the request runs: the plan and the step in flight within 500 ms", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.gen(function*() {
+        const pipeline = yield* Pipeline.Pipeline
+        const store = yield* ExecutionStore.ExecutionStore
+        const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "progress" }))
+        yield* Deferred.await(started)
+        // Not yet written: the store has the record as created.
+        expect(Option.getOrThrow(yield* store.get("progress")).phases).toEqual([])
+        yield* TestClock.adjust("500 millis")
+        const midway = Option.getOrThrow(yield* store.get("progress"))
+        expect(midway.lifecycle?.status).toBe("running")
+        expect(midway.phases.map((p) => [p.phase, p.plan.steps.map((s) => s.step_id), p.running])).toEqual([
+          [1, ["s1"], ["s1"]]
+        ])
+        // Nothing changed since: the next period writes nothing.
+        yield* TestClock.adjust("500 millis")
+        // (the lease renewal at 10 s is the next write)
+        expect(Option.getOrThrow(yield* store.get("progress")).recordRevision).toBe(midway.recordRevision)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(fiber)
+        const done = Option.getOrThrow(yield* store.get("progress"))
+        expect(done.phases.map((p) => [p.steps.map((s) => [s.step_id, s.status]), p.running])).toEqual([
+          [[["s1", "succeeded"]], undefined]
+        ])
+      }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])])))
+    }))
+
   it.effect("a store that cannot create the record does not block the request; the final record says so", () =>
     Effect.gen(function*() {
       const inner = yield* ExecutionStore.makeMemoryUnswept()

@@ -22,7 +22,7 @@ import * as PlanExecutor from "../PlanExecutor.js"
 import type * as PlanValidation from "../../domain/PlanValidation.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
 import type { RoutingPlan } from "../../domain/RoutingPlan.js"
-import { newId, recordPhase, type RequestState, TRUSTED } from "./requestRecord.js"
+import { newId, recordPhase, type RequestState, TRUSTED, updatePhase } from "./requestRecord.js"
 import { spanned } from "../../runtime/internal/spans.js"
 
 /** What the phase loop needs, resolved once when the pipeline is built. */
@@ -66,10 +66,15 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
       const priorResults = new Map<string, StepResult>()
       for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
       const callTool = callerOf(state)
+      // The phase is in the record from now on: its plan, each step's
+      // result as it ends and the steps in flight (an interrupted request,
+      // or one whose process died, keeps them).
+      const recording = state.recorder.enabled
+      if (recording && plan.steps.length > 0) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
       const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
         concurrency,
-        callTool: (step, parameters) =>
-          callTool({
+        callTool: (step, parameters) => {
+          const call = callTool({
             namespace: step.namespace,
             agent: step.agent,
             capability: step.capability,
@@ -78,9 +83,24 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
             parent,
             recorder: state.recorder
           })
+          return recording
+            ? Effect.zipRight(
+              updatePhase(state, phase, (p) => ({ ...p, running: [...(p.running ?? []), step.step_id] })),
+              call
+            )
+            : call
+        },
+        onStepEnd: recording
+          ? (result) =>
+            updatePhase(state, phase, (p) => ({
+              ...p,
+              steps: [...p.steps, result],
+              running: (p.running ?? []).filter((id) => id !== result.step_id)
+            }))
+          : undefined
       })
       const record: PhaseRecord = { phase, plan, steps }
-      yield* recordPhase(state, record)
+      yield* recording && plan.steps.length > 0 ? updatePhase(state, phase, () => record) : recordPhase(state, record)
       return record
     })
 

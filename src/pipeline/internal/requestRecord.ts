@@ -201,9 +201,20 @@ export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>,
     })
   )
 
-/** Appends an executed phase to the record. */
+/** Appends a phase to the record. */
 export const recordPhase = (state: RequestState, phase: PhaseRecord) =>
   state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
+
+/** Replaces the record's (latest) entry of phase number `phase`. */
+export const updatePhase = (state: RequestState, phase: number, f: (record: PhaseRecord) => PhaseRecord) =>
+  state.recorder.modify((r) => {
+    let i = r.phases.length - 1
+    while (i >= 0 && r.phases[i]!.phase !== phase) i--
+    if (i < 0) return r
+    const phases = r.phases.slice()
+    phases[i] = f(phases[i]!)
+    return { ...r, phases }
+  })
 
 /**
  * Runs a buffered request body as the request's run of the `request`
