@@ -304,6 +304,12 @@ export const ExecutionRecord = Schema.Struct({
   shortCircuit: Schema.optional(ShortCircuitRecord),
   checkpointId: Schema.optional(Schema.String),
   rawDraft: Schema.optional(Schema.String),
+  /**
+   * Streaming: the text of the tokens delivered so far. A streamed request
+   * that was interrupted (or whose process died) keeps what its consumer
+   * already received.
+   */
+  deliveredText: Schema.optional(Schema.String),
   finalResponse: Schema.optional(Schema.String),
   diagnostics: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 }).annotations({ identifier: "ExecutionRecord" })

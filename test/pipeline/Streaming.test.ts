@@ -45,6 +45,7 @@ describe("streaming: event order", () => {
       expect(record.mode).toBe("stream")
       expect(record.lifecycle?.status).toBe("succeeded")
       expect(record.finalResponse).toBe("hello brave world")
+      expect(record.deliveredText).toBe("hello brave world")
     }))
 
   it.effect("C12 (streaming caveat): Completed carries the AfterSynthesis-mutated text; the tokens are the raw draft; the record keeps both", () =>
@@ -263,6 +264,8 @@ describe("streaming: exits", () => {
       // A "succeeded" record without a final response (AfterSynthesis never ran)
       // would misreport a partial delivery as a completed request.
       expect(record.lifecycle?.status).toBe("interrupted")
+      // What the consumer received is kept.
+      expect(record.deliveredText).toBe("one")
     }))
 
   it.effect("C16: a stream whose consuming fiber is interrupted mid-synthesis is recorded as interrupted", () =>

@@ -102,7 +102,18 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
             }
           })
         )
-        return body.pipe(
+        // Every token delivered is in the record (written with the record's
+        // next progress write, and kept if the request never finishes).
+        let deliveredText = ""
+        const recorded = state.recorder.enabled
+          ? Stream.tap(body, (event) => {
+            if (event._tag !== "Token") return Effect.void
+            deliveredText += event.text
+            const text = deliveredText
+            return state.recorder.modify((r) => ({ ...r, deliveredText: text }))
+          })
+          : body
+        return recorded.pipe(
           Stream.ensuringWith((exit) =>
             finalize(state, Exit.isSuccess(exit) && !delivered ? Exit.interrupt(FiberId.none) : exit, suspended)
           ),
