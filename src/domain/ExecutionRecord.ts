@@ -311,7 +311,13 @@ export const ExecutionRecord = Schema.Struct({
    */
   deliveredText: Schema.optional(Schema.String),
   finalResponse: Schema.optional(Schema.String),
-  diagnostics: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  diagnostics: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /**
+   * Which recorder wrote this snapshot, and its write number: a request
+   * resumed in another process has a recorder of its own, and a writer
+   * never replaces its own newer snapshot with an older one.
+   */
+  writer: Schema.optional(Schema.Struct({ id: Schema.String, seq: Schema.Int }))
 }).annotations({ identifier: "ExecutionRecord" })
 /** @since 0.1.0 */
 export type ExecutionRecord = typeof ExecutionRecord.Type

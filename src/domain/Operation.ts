@@ -146,6 +146,11 @@ export interface Payloads {
   readonly memory_load: { readonly scope: string; readonly query: string; readonly limit: number }
   readonly memory_store: { readonly scope: string; readonly record: MemoryRecord }
   readonly approval_wait: { readonly checkpointId: string; readonly reason: string }
+  /**
+   * `revision`: the snapshot's, or -1 for a merge into the newest stored
+   * record (a read-modify-write whose revision the store assigns);
+   * `status`: the snapshot's lifecycle status, or `merge`.
+   */
   readonly record_write: { readonly revision: number; readonly status: string }
 }
 

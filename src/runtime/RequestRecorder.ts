@@ -13,6 +13,7 @@
  */
 import { Cause, Effect } from "effect"
 import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
+import { mergeStoredEvidence, withRun } from "../domain/internal/recordMerge.js"
 import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
 
 /**
@@ -22,6 +23,42 @@ import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
  * @since 0.1.0
  */
 export type Save = (record: ExecutionRecord) => Effect.Effect<unknown, unknown>
+
+/**
+ * Applies a change to the newest stored record (an `ExecutionStore`'s
+ * `update`): how a finished request's late hook-run changes reach the
+ * newest snapshot, even one another process wrote (a resumed request).
+ *
+ * @since 0.1.0
+ */
+export type Update = (
+  requestId: string,
+  f: (record: ExecutionRecord) => ExecutionRecord | undefined,
+  about?: WriteAbout
+) => Effect.Effect<unknown, unknown>
+
+/**
+ * What a write carries, for observers of `record_write`: the snapshot's
+ * revision and lifecycle status, or `-1` / `merge` for one hook run's late
+ * change merged into the newest stored record.
+ *
+ * @since 0.1.0
+ */
+export interface WriteAbout {
+  readonly revision: number
+  readonly status: string
+}
+
+/**
+ * How a recorder writes: full snapshots, and — once the request has ended —
+ * late changes of single hook runs merged into the newest stored record.
+ *
+ * @since 0.1.0
+ */
+export interface Writer {
+  readonly save: Save
+  readonly update?: Update | undefined
+}
 
 /**
  * One hook run's slot in the record: effects reported while it runs are
@@ -94,8 +131,12 @@ const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): R
 /** What a request's invocation slots write into. */
 interface InvocationLog {
   readonly invocations: Array<HookInvocation>
-  /** Records a change (revision + 1); writes the snapshot once the request ended. */
-  readonly changed: () => Effect.Effect<void>
+  /**
+   * Records a change (revision + 1); writes once the request ended: the
+   * change of run `slot` alone when given (merged into the newest stored
+   * record), else the snapshot.
+   */
+  readonly changed: (slot?: number) => Effect.Effect<void>
 }
 
 /**
@@ -130,7 +171,7 @@ class Invocation implements InvocationHandle {
         )
       }
       invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
-      return this.log.changed()
+      return this.log.changed(slot)
     })
   }
 
@@ -164,7 +205,7 @@ class Invocation implements InvocationHandle {
     } else {
       invocations[slot] = entry
     }
-    return this.log.changed()
+    return this.log.changed(this.slot)
   }
 }
 
@@ -173,7 +214,11 @@ class Invocation implements InvocationHandle {
  *
  * @since 0.1.0
  */
-export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
+export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRecorder => {
+  const { save, update } = typeof writer === "function" ? { save: writer, update: undefined } : writer
+  // This recorder's identity in the records it writes (see `persist`).
+  const writerId = globalThis.crypto.randomUUID()
+  let seq = 0
   // Invocations are appended to a private array (O(1) per hook); a full
   // immutable snapshot is built only when someone reads or writes it.
   // Elements are replaced, never mutated, so earlier snapshots stay intact.
@@ -186,30 +231,62 @@ export const make = (save: Save, initial: ExecutionRecord): RequestRecorder => {
     if (snapshot === undefined) snapshot = { ...base, hookInvocations: invocations.slice(), recordRevision: revision }
     return snapshot
   }
-  // The revision of the last snapshot handed to `save`.
+  // The revision of the last snapshot handed to the store.
   let written = -1
+  const logged = <A, E>(write: Effect.Effect<A, E>) =>
+    write.pipe(
+      // Even a store that dies must not change the request's outcome; only
+      // interruption propagates.
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.interrupt
+          : Effect.logWarning("execution record not written", Cause.pretty(cause)).pipe(
+            Effect.annotateLogs({ requestId: initial.requestId })
+          )
+      ),
+      Effect.asVoid
+    )
+  /**
+   * Writes the newest snapshot. With `update`, as a read-modify-write of the
+   * stored record: refused only when this recorder's own later write is
+   * already there; a record another writer changed meanwhile (a late effect
+   * of the suspended part of a resumed request) is merged into, never
+   * overwritten — its hook runs keep what they have further along — and the
+   * store numbers the revision. Without `update`, a revision-gated save.
+   */
   const persist = Effect.suspend(() => {
     const record = current()
     written = record.recordRevision
-    return save(record)
-  }).pipe(
-    // Even a store that dies must not change the request's outcome; only
-    // interruption propagates.
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
-        ? Effect.interrupt
-        : Effect.logWarning("execution record not written", Cause.pretty(cause)).pipe(
-          Effect.annotateLogs({ requestId: initial.requestId })
-        )
-    ),
-    Effect.asVoid
-  )
+    if (update === undefined) return logged(save(record))
+    const mine = ++seq
+    const stamped: ExecutionRecord = { ...record, writer: { id: writerId, seq: mine } }
+    return logged(Effect.flatMap(
+      update(
+        initial.requestId,
+        (stored) =>
+          stored.writer?.id === writerId && stored.writer.seq >= mine
+            ? undefined
+            : mergeStoredEvidence(stored, stamped),
+        { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
+      ),
+      // No stored record (its creation failed, or it expired): write it whole.
+      (result) => (result === "missing" ? save(stamped) : Effect.void)
+    ))
+  })
+  /** A finished request's late change of one hook run, merged into the newest stored record. */
+  const persistRun = (slot: number) =>
+    Effect.suspend(() => {
+      const run = invocations[slot]
+      if (update === undefined || run === undefined) return persist
+      return logged(update(initial.requestId, (stored) => withRun(stored, run), { revision: -1, status: "merge" }))
+    })
   // Every change is a synchronous read-modify-write: concurrent fibers cannot
   // interleave inside it, so no change is lost and the revision only grows.
-  const changed = (): Effect.Effect<void> => {
+  const changed = (slot?: number): Effect.Effect<void> => {
     revision++
     snapshot = undefined
-    return finalized ? persist : Effect.void
+    if (!finalized) return Effect.void
+    return slot === undefined ? persist : persistRun(slot)
   }
   const log: InvocationLog = { invocations, changed }
   const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>

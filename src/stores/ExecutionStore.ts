@@ -26,6 +26,7 @@ import {
   pageSize,
   startedAtOf
 } from "./internal/recordQuery.js"
+import { mergeStoredEvidence } from "../domain/internal/recordMerge.js"
 
 /**
  * A store backend failed (unreachable, locked, a failed statement), or a
@@ -95,6 +96,14 @@ export const defaultRetention: RetentionSettings = { normal: Duration.hours(24),
  * @since 0.1.0
  */
 export type SaveResult = "written" | "stale"
+
+/**
+ * What `update` did: wrote the next revision, had nothing to change, or
+ * found no live record.
+ *
+ * @since 0.1.0
+ */
+export type UpdateResult = "written" | "unchanged" | "missing"
 
 /**
  * Whether `create` made the record, or a live record already has its id.
@@ -169,8 +178,25 @@ export declare namespace ExecutionStore {
      * a live record already has its request id (an expired one is replaced).
      */
     readonly create: (record: ExecutionRecord) => Effect.Effect<CreateResult, ExecutionStoreError>
-    /** Writes the snapshot if its revision is newer than the stored one (a conditional write). */
+    /**
+     * Writes the snapshot if its revision is newer than the stored one (a
+     * conditional write). Hook runs it shares with the stored record keep
+     * what the stored one has further along (effects, ended runs): late
+     * evidence from another writer is never lost.
+     */
     readonly save: (record: ExecutionRecord) => Effect.Effect<SaveResult, ExecutionStoreError>
+    /**
+     * Applies `f` to the newest stored record and writes what it returns as
+     * the next revision — one past the stored one, or the revision `f` gave
+     * if that is higher — atomically (retried if another writer got there
+     * first); `f` returning `undefined` writes nothing. How a finished
+     * request's late effect updates reach the newest snapshot, whoever
+     * wrote it.
+     */
+    readonly update: (
+      requestId: string,
+      f: (record: ExecutionRecord) => ExecutionRecord | undefined
+    ) => Effect.Effect<UpdateResult, ExecutionStoreError | RecordDecodeError>
     /** The record, unless absent or past its retention. */
     readonly get: (
       requestId: string
@@ -281,8 +307,21 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
       save: (record) =>
         Effect.map(Clock.currentTimeMillis, (now): SaveResult => {
           const current = entries.get(record.requestId)
-          if (live(current, now) && current.record.recordRevision >= record.recordRevision) return "stale"
-          store(record, now, current)
+          if (!live(current, now)) {
+            store(record, now, current)
+            return "written"
+          }
+          if (current.record.recordRevision >= record.recordRevision) return "stale"
+          store(mergeStoredEvidence(current.record, record), now, current)
+          return "written"
+        }),
+      update: (requestId, f) =>
+        Effect.map(Clock.currentTimeMillis, (now): UpdateResult => {
+          const current = entries.get(requestId)
+          if (!live(current, now)) return "missing"
+          const next = f(current.record)
+          if (next === undefined) return "unchanged"
+          store({ ...next, recordRevision: Math.max(current.record.recordRevision + 1, next.recordRevision) }, now, current)
           return "written"
         }),
       get: (requestId) =>

@@ -143,7 +143,7 @@ const runOn = (
 
 /** The record without timings and call ids. */
 const stripRecord = (record: ExecutionRecord.ExecutionRecord) => {
-  const { hookInvocations, lifecycle, ...rest } = record
+  const { hookInvocations, lifecycle, writer: _writer, ...rest } = record
   const invocations = hookInvocations.map(({ callId: _c, duration: _d, startedAt: _s, ...invocation }) => invocation)
   if (lifecycle === undefined) return { ...rest, hookInvocations: invocations }
   const { endedAt: _endedAt, startedAt: _startedAt, ...evidence } = lifecycle

@@ -475,6 +475,11 @@ const failingStore = (): StoreProbe => {
           return Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "save", detail: "disk full" }))
         }),
       create: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "create", detail: "disk full" })),
+      update: () =>
+        Effect.suspend(() => {
+          saves++
+          return Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "update", detail: "disk full" }))
+        }),
       get: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "get", detail: "disk full" })),
       list: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "list", detail: "disk full" })),
       purgeExpired: Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "purge", detail: "disk full" })),

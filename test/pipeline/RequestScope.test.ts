@@ -31,10 +31,17 @@ describe("request scope", () => {
       const firstWrites: Array<string | undefined> = []
       const watching: ExecutionStore.ExecutionStore.Service = {
         ...inner,
+        // Snapshot writes (the record created at the start holds no runs yet).
         save: (record) =>
           Effect.sync(() => firstWrites.push(record.hookInvocations[0]?.effects[0]?.status)).pipe(
             Effect.zipRight(inner.save(record))
-          )
+          ),
+        update: (id, f) =>
+          inner.update(id, (stored) => {
+            const next = f(stored)
+            if (next !== undefined) firstWrites.push(next.hookInvocations[0]?.effects[0]?.status)
+            return next
+          })
       }
       const h = yield* makeHarness({ hooks: [leaseHook(exits)], script, store: watching })
       yield* h.pipeline.process({ request: "q", requestId: "scope-ok" })

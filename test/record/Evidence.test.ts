@@ -249,7 +249,12 @@ describe("effects", () => {
         const watching: ExecutionStore.ExecutionStore.Service = {
           ...inner,
           save: (record) =>
-            Effect.tap(inner.save(record), (r) => Effect.sync(() => r === "written" && written.push(record.recordRevision)))
+            Effect.tap(inner.save(record), (r) => Effect.sync(() => r === "written" && written.push(record.recordRevision))),
+          update: (id, f) =>
+            Effect.tap(inner.update(id, f), (r) =>
+              r === "written"
+                ? Effect.map(inner.get(id), (stored) => void written.push(Option.getOrThrow(stored).recordRevision))
+                : Effect.void)
         }
         const started = yield* Deferred.make<void>()
         const all = yield* Deferred.make<void>()
@@ -298,7 +303,11 @@ describe("store failures", () => {
   it.effect("C15: a store that dies (not just fails) never changes the business outcome", () =>
     Effect.gen(function*() {
       const inner = yield* ExecutionStore.makeMemoryUnswept()
-      const dying: ExecutionStore.ExecutionStore.Service = { ...inner, save: () => Effect.dieMessage("driver bug") }
+      const dying: ExecutionStore.ExecutionStore.Service = {
+        ...inner,
+        save: () => Effect.dieMessage("driver bug"),
+        update: () => Effect.dieMessage("driver bug")
+      }
       const h = yield* makeHarness({ script, store: dying })
       const result = yield* h.pipeline.process({ request: "q", requestId: "dying" })
       expect(result._tag === "Completed" && result.response.response).toBe("answer")

@@ -83,9 +83,9 @@ const stripInvocation = (invocation: ExecutionRecord.HookInvocation) => {
   }
 }
 
-/** The record without timings and call ids. */
+/** The record without timings, call ids and its writer's (random) id. */
 const stripRecord = (record: ExecutionRecord.ExecutionRecord) => {
-  const { hookInvocations, lifecycle, ...rest } = record
+  const { hookInvocations, lifecycle, writer: _writer, ...rest } = record
   const stripped = { ...rest, hookInvocations: hookInvocations.map(stripInvocation) }
   if (lifecycle === undefined) return stripped
   const { endedAt: _endedAt, startedAt: _startedAt, ...evidence } = lifecycle

@@ -491,12 +491,107 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         const store = yield* ExecutionStore
         yield* store.save(makeRecord("old", 1, { status: "succeeded" }))
         yield* store.create(makeRecord("dead", 1, { status: "running", leaseExpiresAt: 30_000 }))
+        // Without any call from the test, the sweep runs (a backend doing real
+        // I/O finishes a pass a little after the clock moved: wait for it).
+        const abandonedSoon = (id: string) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 300; i++) {
+              if (Option.getOrThrow(yield* store.get(id)).lifecycle?.status === "abandoned") return true
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+            }
+            return false
+          })
         yield* TestClock.adjust("61 minutes")
-        // Without any call from the test: the sweep ran.
+        expect(yield* abandonedSoon("dead")).toBe(true)
+        // A pass that marks "dead-2" saw the clock past 61.5 minutes, and it
+        // purged (first) with the clock past 60: "old" is gone.
+        yield* store.create(makeRecord("dead-2", 1, { status: "running", leaseExpiresAt: 61.5 * 60_000 }))
+        yield* TestClock.adjust("1 minute")
+        expect(yield* abandonedSoon("dead-2")).toBe(true)
         expect(yield* store.purgeExpired).toBe(0)
         expect(yield* store.sweepAbandoned).toBe(0)
-        expect(Option.getOrThrow(yield* store.get("dead")).lifecycle?.status).toBe("abandoned")
       }).pipe(Effect.provide(makeLayer({ retention: { normal: "1 hour", error: "1 day" }, sweepEvery: "1 minute" }))))
+
+    it.effect("update: applies a change to the newest record as the next revision", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        expect(yield* store.update("nobody", (r) => r)).toBe("missing")
+        yield* store.save(makeRecord("u", 4, { status: "succeeded" }))
+        expect(yield* store.update("u", () => undefined)).toBe("unchanged")
+        expect(revisionOf(yield* store.get("u"))).toBe(4)
+        expect(yield* store.update("u", (r) => ({ ...r, diagnostics: [...r.diagnostics, "late"] }))).toBe("written")
+        const updated = Option.getOrThrow(yield* store.get("u"))
+        expect(updated.recordRevision).toBe(5)
+        expect(updated.diagnostics).toEqual(["late"])
+        // A writer still on revision 5 is now stale.
+        expect(yield* store.save(makeRecord("u", 5, { status: "succeeded" }))).toBe("stale")
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect.prop(
+      "update: property — concurrent updates all land, each as its own revision",
+      [FastCheck.integer({ min: 1, max: 10 }), FastCheck.array(FastCheck.nat(3), { minLength: 10, maxLength: 10 })],
+      ([n, yields]) =>
+        Effect.gen(function*() {
+          const store = yield* ExecutionStore
+          yield* store.save(makeRecord("many", 1, { status: "succeeded" }))
+          yield* Effect.forEach(
+            Arr.range(1, n),
+            (i) =>
+              Effect.gen(function*() {
+                for (let k = 0; k < (yields[i - 1] ?? 0); k++) yield* Effect.yieldNow()
+                expect(yield* store.update("many", (r) => ({ ...r, diagnostics: [...r.diagnostics, `u${i}`] }))).toBe(
+                  "written"
+                )
+              }),
+            { concurrency: "unbounded" }
+          )
+          const stored = Option.getOrThrow(yield* store.get("many"))
+          expect([...stored.diagnostics].sort()).toEqual(Arr.range(1, n).map((i) => `u${i}`).sort())
+          expect(stored.recordRevision).toBe(1 + n)
+        }).pipe(Effect.provide(fresh())),
+      { fastCheck: { numRuns: 15 } }
+    )
+
+    it.effect("C15: a newer snapshot keeps late evidence the stored record has further along (effects never go back)", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        const run = (effects: ReadonlyArray<{ id: string; status: "pending" | "succeeded" | "failed" }>, status: "backgrounded" | "completed") => ({
+          name: "audit",
+          stage: "before_planning",
+          outcome: status === "completed" ? "succeeded" : "pending",
+          status,
+          sequence: 0,
+          startedAt: 5,
+          duration: 1,
+          effects: effects.map((e) => ({ effectId: e.id, schemaVersion: 1, name: e.id, status: e.status, startedAt: 5 }))
+        })
+        const withRuns = (revision: number, runs: ReadonlyArray<unknown>, payload: string) =>
+          Schema.decodeUnknownSync(ExecutionRecord)({
+            requestId: "late",
+            request: "q",
+            record_revision: revision,
+            lifecycle: { status: "suspended", startedAt: 0 },
+            hookInvocations: runs,
+            finalResponse: payload
+          })
+        // The stored record (written by the suspended part's late update):
+        // the run ended, its effect succeeded, and it reported a second one.
+        yield* store.save(withRuns(3, [run([{ id: "write", status: "succeeded" }, { id: "notify", status: "failed" }], "completed")], "stored"))
+        // A resumed writer's newer snapshot still has the run as it was when it read it.
+        expect(yield* store.save(withRuns(4, [run([{ id: "write", status: "pending" }], "backgrounded")], "resumed"))).toBe(
+          "written"
+        )
+        const stored = Option.getOrThrow(yield* store.get("late"))
+        expect(stored.recordRevision).toBe(4)
+        expect(stored.finalResponse).toBe("resumed")
+        const [merged] = stored.hookInvocations
+        expect(merged?.status).toBe("completed")
+        expect(merged?.effects.map((e) => [e.effectId, e.status])).toEqual([["write", "succeeded"], ["notify", "failed"]])
+        // A snapshot that is further along itself is written as it is.
+        yield* store.save(withRuns(5, [run([{ id: "write", status: "succeeded" }, { id: "notify", status: "succeeded" }], "completed")], "final"))
+        const last = Option.getOrThrow(yield* store.get("late")).hookInvocations[0]
+        expect(last?.effects.map((e) => e.status)).toEqual(["succeeded", "succeeded"])
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("each layer build is a fresh, empty store", () =>
       Effect.gen(function*() {

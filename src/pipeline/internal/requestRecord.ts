@@ -98,18 +98,32 @@ export const recordWriter = (
   operations: Operations,
   requestId: string,
   parent: CallRef | undefined
-): RequestRecorder.Save => {
-  if (!operations.observes("record_write")) return store.save
-  return (record) =>
+): RequestRecorder.Writer => {
+  if (!operations.observes("record_write")) return { save: store.save, update: store.update }
+  const observed = <A, E>(payload: { readonly revision: number; readonly status: string }, write: Effect.Effect<A, E>) =>
     Effect.flatMap(
-      operations.call("record_write", {
-        coordinates: { requestId },
-        parent,
-        payload: { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
-      }),
-      (call) => operations.run(call, RequestRecorder.disabled(record), store.save(record))
+      operations.call("record_write", { coordinates: { requestId }, parent, payload }),
+      (call) => operations.run(call, RequestRecorder.disabled(initialFor(requestId)), write)
     )
+  return {
+    save: (record) =>
+      observed({ revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }, store.save(record)),
+    update: (id, f, about) => observed(about ?? { revision: -1, status: "merge" }, store.update(id, f))
+  }
 }
+
+/** A placeholder snapshot for the recorder of a `record_write` run (it records nothing). */
+const initialFor = (requestId: string): ExecutionRecord => ({
+  schemaVersion: 1,
+  requestId,
+  recordRevision: 0,
+  mode: "pipeline",
+  request: "",
+  metadata: {},
+  phases: [],
+  hookInvocations: [],
+  diagnostics: []
+})
 
 /** Decodes a request and opens its record and scope. */
 export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestState, InvalidRequest>

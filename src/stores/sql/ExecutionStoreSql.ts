@@ -23,8 +23,10 @@ import {
   RecordDecodeError,
   type RecordPage,
   type RetentionSettings,
-  type SaveResult
+  type SaveResult,
+  type UpdateResult
 } from "../ExecutionStore.js"
+import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
 import {
   abandoned,
   decodeCursor,
@@ -146,24 +148,89 @@ export const make = (
         return (rows.length > 0 ? "created" : "exists") satisfies CreateResult
       })
 
-    const save = (record: ExecutionRecord) =>
+    /** The stored row of a request (live or expired), if any. */
+    const readRow = (requestId: string, operation: string) =>
+      Effect.map(
+        sql<StoredRow & { readonly revision: number | string; readonly expires_at: number | string }>`
+          SELECT seq, request_id, revision, expires_at, schema_version, body FROM ${table}
+          WHERE request_id = ${requestId}`.pipe(Effect.mapError(storeError(operation))),
+        (rows) => rows[0]
+      )
+
+    /**
+     * Writes `c` over the row read at `readRevision` (or as a new row when
+     * none was read): false when another writer changed the row meanwhile.
+     */
+    const writeOver = (
+      c: Effect.Effect.Success<ReturnType<typeof columns>>,
+      read: { readonly revision: number; readonly expired: boolean } | undefined,
+      operation: string
+    ) =>
+      Effect.map(
+        read === undefined
+          ? sql`${insert(c)} ON CONFLICT (request_id) DO NOTHING RETURNING seq`
+          : sql`UPDATE ${table} SET
+              revision = ${c.revision}, status = ${c.status}, started_at = ${c.startedAt},
+              stored_at = ${read.expired ? sql`${c.storedAt}` : sql`stored_at`},
+              expires_at = ${c.expiresAt}, lease_expires_at = ${c.lease}, hook_names = ${c.hooks},
+              schema_version = ${c.version}, body = ${c.body}
+            WHERE request_id = ${c.requestId} AND revision = ${read.revision}
+            RETURNING seq`,
+        (rows) => rows.length > 0
+      ).pipe(Effect.mapError(storeError(operation)))
+
+    /** A read-modify-write, retried while other writers get there first. */
+    const readModifyWrite = <A>(
+      requestId: string,
+      operation: string,
+      step: (now: number, row: Effect.Effect.Success<ReturnType<typeof readRow>>) => Effect.Effect<
+        { readonly done: A } | { readonly write: ExecutionRecord; readonly result: A },
+        ExecutionStoreError | RecordDecodeError
+      >
+    ): Effect.Effect<A, ExecutionStoreError | RecordDecodeError> =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const c = yield* columns(record, now)
-        const rows = yield* sql`${insert(c)}
-          ON CONFLICT (request_id) DO UPDATE SET
-            revision = excluded.revision,
-            status = excluded.status,
-            started_at = excluded.started_at,
-            stored_at = CASE WHEN ${table}.expires_at <= ${now} THEN excluded.stored_at ELSE ${table}.stored_at END,
-            expires_at = excluded.expires_at,
-            lease_expires_at = excluded.lease_expires_at,
-            hook_names = excluded.hook_names,
-            schema_version = excluded.schema_version,
-            body = excluded.body
-          WHERE ${table}.revision < excluded.revision OR ${table}.expires_at <= ${now}
-          RETURNING seq`.pipe(Effect.mapError(storeError("save")))
-        return (rows.length > 0 ? "written" : "stale") satisfies SaveResult
+        for (let attempt = 0; attempt < 50; attempt++) {
+          const now = yield* Clock.currentTimeMillis
+          const row = yield* readRow(requestId, operation)
+          const next = yield* step(now, row)
+          if ("done" in next) return next.done
+          const c = yield* columns(next.write, now)
+          const read = row === undefined
+            ? undefined
+            : { revision: Number(row.revision), expired: Number(row.expires_at) <= now }
+          if (yield* writeOver(c, read, operation)) return next.result
+        }
+        return yield* new ExecutionStoreError({ operation, detail: "too many concurrent writers; gave up after 50 attempts" })
+      })
+
+    const save = (record: ExecutionRecord) =>
+      readModifyWrite<SaveResult>(record.requestId, "save", (now, row) => {
+        if (row === undefined || Number(row.expires_at) <= now) {
+          return Effect.succeed({ write: record, result: "written" })
+        }
+        if (Number(row.revision) >= record.recordRevision) return Effect.succeed({ done: "stale" })
+        // A stored row that does not decode is replaced by the newer snapshot.
+        const stored = decodeRow(row)
+        const merged = Either.isRight(stored) ? mergeStoredEvidence(stored.right, record) : record
+        return Effect.succeed({ write: merged, result: "written" })
+      }).pipe(
+        // Decode errors are handled above; only store errors remain.
+        Effect.catchTag("RecordDecodeError", (error) =>
+          new ExecutionStoreError({ operation: "save", detail: error.message, cause: error }))
+      )
+
+    const update: ExecutionStore.Service["update"] = (requestId, f) =>
+      readModifyWrite<UpdateResult>(requestId, "update", (now, row) => {
+        if (row === undefined || Number(row.expires_at) <= now) return Effect.succeed({ done: "missing" })
+        return Effect.map(decodeRow(row), (stored) => {
+          const next = f(stored)
+          return next === undefined
+            ? { done: "unchanged" }
+            : {
+              write: { ...next, recordRevision: Math.max(Number(row.revision) + 1, next.recordRevision) },
+              result: "written"
+            }
+        })
       })
 
     const get = (requestId: string) =>
@@ -252,5 +319,5 @@ export const make = (
       return marked
     })
 
-    return ExecutionStore.of({ create, save, get, list, purgeExpired, sweepAbandoned })
+    return ExecutionStore.of({ create, save, update, get, list, purgeExpired, sweepAbandoned })
   })
