@@ -22,13 +22,13 @@ import { ExecutionStore } from "../stores/ExecutionStore.js"
 import { AfterExecution } from "./AfterExecution.js"
 import { AfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis } from "./AfterSynthesis.js"
-import type { AgentResponse, PipelineResult, StreamEvent } from "./AgentResponse.js"
+import type { AgentResponse, Completed, PipelineResult, StreamEvent, Suspended } from "./AgentResponse.js"
 import { type ApprovalDecision, ApprovalPolicy } from "./Approval.js"
 import { BeforePlanning } from "./BeforePlanning.js"
 import * as ConversationHistory from "./ConversationHistory.js"
 import { makeBufferedRequest } from "./internal/bufferedRequest.js"
 import { makePhaseLoop } from "./internal/phaseLoop.js"
-import { makeBegin } from "./internal/requestRecord.js"
+import { makeBegin, newId } from "./internal/requestRecord.js"
 import { makeRequestStages } from "./internal/requestStages.js"
 import { makeResumeRequest } from "./internal/resumeRequest.js"
 import { makeStreamRequest } from "./internal/streamRequest.js"
@@ -63,10 +63,18 @@ export declare namespace Pipeline {
      * (`Suspended`). Untyped input (JSON from the wire) goes through
      * `PipelineRequest.decode` first, or is decoded here with the same checks.
      */
-    readonly process: (input: PipelineRequest.Input) => Effect.Effect<PipelineResult, PipelineError>
+    readonly process: (input: PipelineRequest.Input) => Effect.Effect<Completed | Suspended, PipelineError>
     /** Streams synthesis tokens, then the final (post-hook) response or the suspension. */
     readonly stream: (input: PipelineRequest.Input) => Stream.Stream<StreamEvent, PipelineError>
-    /** Resumes a suspended request. The approved plan runs without AfterPlanning. */
+    /**
+     * Resumes a suspended request with a human's decision. `approve` runs the
+     * approved plan without AfterPlanning (`Completed`, or `Suspended` again
+     * at a later phase); `reject` ends `Rejected` (nothing of the plan runs).
+     * The checkpoint is claimed while the resume runs: it is gone once the
+     * resume succeeded, and resumable again after a failure or interruption.
+     * Fails with `CheckpointError` `not_found` (unknown or already resumed)
+     * or `already_claimed` (another resume is running it).
+     */
     readonly resume: (checkpointId: string, decision: ApprovalDecision) => Effect.Effect<PipelineResult, PipelineError>
     /** Workflow mode: executes a given plan and synthesizes; runs no pipeline hooks (C20). */
     readonly executePlanWithSynthesis: (
@@ -128,7 +136,15 @@ export const make = (options?: PipelineOptions) =>
     })
     const { buffered, process } = makeBufferedRequest({ begin, inference, stages, operations })
     const stream = makeStreamRequest({ begin, inference, operations, stages, chunkBytes })
-    const resume = makeResumeRequest({ recording, store, checkpoints, operations, buffered })
+    const resume = makeResumeRequest({
+      recording,
+      store,
+      checkpoints,
+      operations,
+      buffered,
+      instance: yield* Effect.sync(newId),
+      claimLease: resolved.checkpointClaimLease
+    })
     const executePlanWithSynthesis = makeWorkflowRequest({
       begin,
       inference,

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Duration, Either, Option, ParseResult, Schema } from "effect"
 import { InvalidPipelineOptions } from "../domain/PipelineError.js"
 import { MEBIBYTE } from "../domain/PipelineRequest.js"
 
@@ -21,7 +21,8 @@ import { MEBIBYTE } from "../domain/PipelineRequest.js"
  * const options: Pipeline.PipelineOptions = {
  *   maxPhases: 2,
  *   concurrency: 8,
- *   maxRequestBytes: 64 * 1024
+ *   maxRequestBytes: 64 * 1024,
+ *   checkpointClaimLease: "15 minutes"
  * }
  * ```
  *
@@ -47,14 +48,24 @@ export interface PipelineOptions {
    * `fail_open / continue / hook_error`.
    */
   readonly maxEnrichmentBytes?: number | undefined
+  /**
+   * How long a resume holds the claim on its checkpoint (default 5 minutes;
+   * a positive, finite duration). While it holds, another resume of the
+   * same checkpoint fails with `CheckpointError` `already_claimed`; once it
+   * ran out (the resuming process died, or the resume overran it), the
+   * checkpoint can be resumed again. Set it above your longest resume.
+   */
+  readonly checkpointClaimLease?: Duration.DurationInput | undefined
 }
 
 /**
- * Options with every default filled in.
+ * Options with every default filled in (and durations decoded).
  *
  * @since 0.1.0
  */
-export type Resolved = { readonly [K in keyof PipelineOptions]-?: Exclude<PipelineOptions[K], undefined> }
+export type Resolved =
+  & { readonly [K in Exclude<keyof PipelineOptions, "checkpointClaimLease">]-?: Exclude<PipelineOptions[K], undefined> }
+  & { readonly checkpointClaimLease: Duration.Duration }
 
 /**
  * The defaults.
@@ -68,11 +79,23 @@ export const defaults: Resolved = {
   shortCircuitChunkBytes: 64,
   maxRequestBytes: MEBIBYTE,
   maxMetadataBytes: MEBIBYTE,
-  maxEnrichmentBytes: MEBIBYTE
+  maxEnrichmentBytes: MEBIBYTE,
+  checkpointClaimLease: Duration.minutes(5)
 }
 
 const atLeast = (min: number) =>
   Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(min, { message: () => `must be an integer ≥ ${min}` })))
+
+const isPositiveDuration = (u: unknown): u is Duration.DurationInput =>
+  u !== undefined &&
+  Option.exists(Duration.decodeUnknown(u), (d) => Duration.isFinite(d) && Duration.greaterThan(d, Duration.zero))
+
+const positiveDuration = Schema.optional(
+  Schema.declare(isPositiveDuration, {
+    identifier: "DurationInput",
+    message: () => 'must be a positive, finite duration (a Duration, milliseconds, or a string like "5 minutes")'
+  })
+)
 
 const OptionsSchema = Schema.Struct({
   maxPhases: atLeast(1),
@@ -81,7 +104,8 @@ const OptionsSchema = Schema.Struct({
   shortCircuitChunkBytes: atLeast(4),
   maxRequestBytes: atLeast(1),
   maxMetadataBytes: atLeast(1),
-  maxEnrichmentBytes: atLeast(1)
+  maxEnrichmentBytes: atLeast(1),
+  checkpointClaimLease: positiveDuration
 })
 
 const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
@@ -119,6 +143,10 @@ export const resolve = (options: PipelineOptions | undefined): Either.Either<Res
     shortCircuitChunkBytes: given.shortCircuitChunkBytes ?? defaults.shortCircuitChunkBytes,
     maxRequestBytes: given.maxRequestBytes ?? defaults.maxRequestBytes,
     maxMetadataBytes: given.maxMetadataBytes ?? defaults.maxMetadataBytes,
-    maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes
+    maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes,
+    // Decoded once (an input may be a string to parse).
+    checkpointClaimLease: given.checkpointClaimLease === undefined
+      ? defaults.checkpointClaimLease
+      : Duration.decode(given.checkpointClaimLease)
   })
 }
