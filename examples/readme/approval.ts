@@ -29,8 +29,17 @@ export const buy = (decision: Approval.ApprovalDecision) =>
     yield* Effect.log(`suspended: ${first.checkpoint.reason}`)
     // Later (another HTTP request, another fiber): the human decided.
     // "approve" executes the saved plan (AfterPlanning does not run again);
-    // "reject" fails with CheckpointError reason "rejected". A checkpoint resumes once.
+    // "reject" is a decision, not an error: Rejected, and nothing executes.
+    // Once decided, the checkpoint is gone; while one resume runs it, another
+    // fails with CheckpointError "already_claimed".
     const resumed = yield* pipeline.resume(first.checkpoint.checkpointId, decision)
-    return resumed._tag === "Completed" ? resumed.response.response : "suspended again"
+    switch (resumed._tag) {
+      case "Completed":
+        return resumed.response.response
+      case "Suspended":
+        return `suspended again: ${resumed.checkpoint.reason}`
+      case "Rejected":
+        return `rejected: ${resumed.reason}`
+    }
   })
 // #endregion readme

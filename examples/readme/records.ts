@@ -13,7 +13,7 @@ export const printEvidence = (requestId: string) =>
     const found = yield* store.get(requestId)
     if (Option.isNone(found)) return yield* Console.log(`${requestId}: no record (unknown, expired, or recording off)`)
     const record = found.value
-    // "succeeded" | "failed" | "interrupted" | "suspended" | "running" | "unknown" (legacy record)
+    // "succeeded" | "failed" | "interrupted" | "suspended" | "rejected" | "running" | "unknown" (legacy record)
     const completion = ExecutionRecord.requestCompletion(record)
     yield* Console.log(`${record.requestId}: ${completion}, revision ${record.recordRevision}, mode ${record.mode}`)
     if (record.lifecycle?.status === "failed") {

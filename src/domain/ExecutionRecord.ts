@@ -232,7 +232,8 @@ export const LifecycleStatus = Schema.Literal(
   "failed",
   "interrupted",
   "suspended",
-  "abandoned"
+  "abandoned",
+  "rejected"
 )
 /** @since 0.1.0 */
 export type LifecycleStatus = typeof LifecycleStatus.Type

@@ -145,7 +145,12 @@ export interface Payloads {
   readonly retrieval: { readonly retriever: string; readonly query: string; readonly limit: number }
   readonly memory_load: { readonly scope: string; readonly query: string; readonly limit: number }
   readonly memory_store: { readonly scope: string; readonly record: MemoryRecord }
-  readonly approval_wait: { readonly checkpointId: string; readonly reason: string }
+  /** `decision`: what the human decided (the wait's run starts when the decision arrives). */
+  readonly approval_wait: {
+    readonly checkpointId: string
+    readonly reason: string
+    readonly decision: "approve" | "reject"
+  }
   /**
    * `revision`: the snapshot's, or -1 for a merge into the newest stored
    * record (a read-modify-write whose revision the store assigns);

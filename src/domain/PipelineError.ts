@@ -144,12 +144,51 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
 }
 
 /**
- * A HITL checkpoint was rejected, cannot be resumed, or could not be saved.
+ * Why a HITL checkpoint could not be resumed or saved.
+ *
+ * - `not_found`: no such checkpoint (unknown, or already resumed), or the
+ *   checkpoint store could not be read
+ * - `already_claimed`: another resume holds it right now (its lease has not
+ *   run out); try again once that resume ended
+ * - `not_saved`: suspending failed because the checkpoint store failed
+ *
+ * A human's rejection is not an error: `resume(id, "reject")` succeeds with
+ * `Rejected`.
+ *
+ * @example
+ * ```ts
+ * import { PipelineError } from "effect-agent-pipeline"
+ *
+ * const retryLater = (reason: PipelineError.CheckpointErrorReason) => reason === "already_claimed"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const CheckpointErrorReason = Schema.Literal("not_found", "already_claimed", "not_saved")
+/** @since 0.1.0 */
+export type CheckpointErrorReason = typeof CheckpointErrorReason.Type
+
+/**
+ * A HITL checkpoint cannot be resumed (unknown, already resumed, or being
+ * resumed by someone else), or could not be saved.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Pipeline } from "effect-agent-pipeline"
+ *
+ * const approve = (checkpointId: string) =>
+ *   Effect.flatMap(Pipeline.Pipeline, (pipeline) => pipeline.resume(checkpointId, "approve")).pipe(
+ *     Effect.catchTag("CheckpointError", (e) =>
+ *       Effect.succeed(e.reason === "already_claimed" ? "someone is resuming it right now" : e.message)
+ *     )
+ *   )
+ * ```
  *
  * @since 0.1.0
  */
 export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("CheckpointError"))("CheckpointError", {
-  reason: Schema.Literal("rejected", "not_found", "not_saved"),
+  reason: CheckpointErrorReason,
   checkpointId: Schema.String,
   detail: Schema.String
 }) {

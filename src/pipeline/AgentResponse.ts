@@ -1,6 +1,7 @@
 /**
- * What a request returns: a completed response, or a suspension waiting for
- * a human decision; and, on the streaming path, the events that carry them.
+ * What a request returns: a completed response, a suspension waiting for a
+ * human decision, or — on resume — the human's rejection; and, on the
+ * streaming path, the events that carry them.
  *
  * @since 0.1.0
  */
@@ -46,11 +47,64 @@ export class Suspended extends Schema.TaggedClass<Suspended>("effect-agent-pipel
 }) {}
 
 /**
- * The result of a buffered request.
+ * A human rejected the plan a HITL checkpoint held (`resume(id, "reject")`):
+ * a decided outcome, not a failure. Nothing of the rejected phase ran; the
+ * checkpoint is gone (a decided checkpoint is not resumable again) and the
+ * request's record ends `rejected`. `reason` is why the plan was put to a
+ * human (the checkpoint's reason), `phase` the phase it would have run in.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Pipeline } from "effect-agent-pipeline"
+ *
+ * const decide = (checkpointId: string, approved: boolean) =>
+ *   Effect.gen(function*() {
+ *     const pipeline = yield* Pipeline.Pipeline
+ *     const result = yield* pipeline.resume(checkpointId, approved ? "approve" : "reject")
+ *     switch (result._tag) {
+ *       case "Completed":
+ *         return result.response.response
+ *       case "Suspended":
+ *         return `waiting again at ${result.checkpoint.checkpointId}`
+ *       case "Rejected":
+ *         return `not done: the plan of phase ${result.phase} was rejected (${result.reason})`
+ *     }
+ *   })
+ * ```
  *
  * @since 0.1.0
  */
-export type PipelineResult = Completed | Suspended
+export class Rejected extends Schema.TaggedClass<Rejected>("effect-agent-pipeline/Rejected")("Rejected", {
+  requestId: Schema.String,
+  checkpointId: Schema.String,
+  phase: Schema.Int,
+  reason: Schema.String
+}) {}
+
+/**
+ * The result of a buffered request: `process` ends `Completed` or
+ * `Suspended`; `resume` may also end `Rejected`.
+ *
+ * @since 0.1.0
+ */
+export type PipelineResult = Completed | Suspended | Rejected
+
+/**
+ * Schema of {@link PipelineResult} (for HTTP).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { AgentResponse } from "effect-agent-pipeline"
+ *
+ * const toJson = Schema.encodeSync(AgentResponse.PipelineResult)
+ * const fromJson = Schema.decodeUnknownSync(AgentResponse.PipelineResult)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const PipelineResult = Schema.Union(Completed, Suspended, Rejected)
 
 /**
  * A synthesis token (already delivered to the client; AfterSynthesis cannot

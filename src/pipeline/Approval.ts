@@ -3,7 +3,7 @@
  * a phase's plan, an `ApprovalPolicy` may suspend the request with a
  * checkpoint. `Pipeline.resume(checkpointId, decision)` executes the
  * approved plan *without* running AfterPlanning again (it is approved state,
- * not a newly produced plan).
+ * not a newly produced plan), or — rejected — ends `Rejected`.
  *
  * @since 0.1.0
  */
@@ -74,7 +74,8 @@ export const layerApproveAll: Layer.Layer<ApprovalPolicy> = Layer.succeed(Approv
 })
 
 /**
- * A human's decision on a checkpoint.
+ * A human's decision on a checkpoint: `approve` runs the saved plan;
+ * `reject` ends the resume `Rejected` (a decided outcome, not an error).
  *
  * @since 0.1.0
  */

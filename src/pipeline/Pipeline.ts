@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, type Stream } from "effect"
+import { Context, Duration, Effect, Layer, type Stream } from "effect"
 import { Inference } from "../ai/Inference.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
@@ -23,13 +23,13 @@ import * as LeaseKeeper from "../runtime/LeaseKeeper.js"
 import { AfterExecution } from "./AfterExecution.js"
 import { AfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis } from "./AfterSynthesis.js"
-import type { AgentResponse, PipelineResult, StreamEvent } from "./AgentResponse.js"
+import type { AgentResponse, Completed, PipelineResult, StreamEvent, Suspended } from "./AgentResponse.js"
 import { type ApprovalDecision, ApprovalPolicy } from "./Approval.js"
 import { BeforePlanning } from "./BeforePlanning.js"
 import * as ConversationHistory from "./ConversationHistory.js"
 import { makeBufferedRequest } from "./internal/bufferedRequest.js"
 import { makePhaseLoop } from "./internal/phaseLoop.js"
-import { makeBegin } from "./internal/requestRecord.js"
+import { makeBegin, newId } from "./internal/requestRecord.js"
 import { makeRequestStages } from "./internal/requestStages.js"
 import { makeResumeRequest } from "./internal/resumeRequest.js"
 import { makeStreamRequest } from "./internal/streamRequest.js"
@@ -64,10 +64,18 @@ export declare namespace Pipeline {
      * (`Suspended`). Untyped input (JSON from the wire) goes through
      * `PipelineRequest.decode` first, or is decoded here with the same checks.
      */
-    readonly process: (input: PipelineRequest.Input) => Effect.Effect<PipelineResult, PipelineError>
+    readonly process: (input: PipelineRequest.Input) => Effect.Effect<Completed | Suspended, PipelineError>
     /** Streams synthesis tokens, then the final (post-hook) response or the suspension. */
     readonly stream: (input: PipelineRequest.Input) => Stream.Stream<StreamEvent, PipelineError>
-    /** Resumes a suspended request. The approved plan runs without AfterPlanning. */
+    /**
+     * Resumes a suspended request with a human's decision. `approve` runs the
+     * approved plan without AfterPlanning (`Completed`, or `Suspended` again
+     * at a later phase); `reject` ends `Rejected` (nothing of the plan runs).
+     * The checkpoint is claimed while the resume runs: it is gone once the
+     * resume succeeded, and resumable again after a failure or interruption.
+     * Fails with `CheckpointError` `not_found` (unknown or already resumed)
+     * or `already_claimed` (another resume is running it).
+     */
     readonly resume: (checkpointId: string, decision: ApprovalDecision) => Effect.Effect<PipelineResult, PipelineError>
     /** Workflow mode: executes a given plan and synthesizes; runs no pipeline hooks (C20). */
     readonly executePlanWithSynthesis: (
@@ -104,7 +112,7 @@ export const make = (options?: PipelineOptions) =>
 
     // Every part is built once, here: per request, only its closures run.
     // Running records' owner leases, renewed while this pipeline lives.
-    const leases = yield* LeaseKeeper.make(resolved.recordLeaseMillis)
+    const leases = yield* LeaseKeeper.make(Duration.toMillis(resolved.recordLease))
     const begin = makeBegin({ limits, recording, store, preparer, operations, leases })
     const { executePhase, runPhases, validationFor } = makePhaseLoop({
       concurrency,
@@ -131,7 +139,15 @@ export const make = (options?: PipelineOptions) =>
     })
     const { buffered, process } = makeBufferedRequest({ begin, inference, stages, operations })
     const stream = makeStreamRequest({ begin, inference, operations, stages, chunkBytes })
-    const resume = makeResumeRequest({ recording, store, checkpoints, operations, buffered })
+    const resume = makeResumeRequest({
+      recording,
+      store,
+      checkpoints,
+      operations,
+      buffered,
+      instance: yield* Effect.sync(newId),
+      claimLease: resolved.checkpointClaimLease
+    })
     const executePlanWithSynthesis = makeWorkflowRequest({
       begin,
       inference,

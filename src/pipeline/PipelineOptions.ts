@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Duration, Either, Option, ParseResult, Schema } from "effect"
 import { InvalidPipelineOptions } from "../domain/PipelineError.js"
 import { MEBIBYTE } from "../domain/PipelineRequest.js"
 
@@ -21,7 +21,8 @@ import { MEBIBYTE } from "../domain/PipelineRequest.js"
  * const options: Pipeline.PipelineOptions = {
  *   maxPhases: 2,
  *   concurrency: 8,
- *   maxRequestBytes: 64 * 1024
+ *   maxRequestBytes: 64 * 1024,
+ *   checkpointClaimLease: "15 minutes"
  * }
  * ```
  *
@@ -48,21 +49,36 @@ export interface PipelineOptions {
    */
   readonly maxEnrichmentBytes?: number | undefined
   /**
-   * How long a running request's record lease holds, in milliseconds
-   * (default 30,000, at least 1,000). The pipeline renews its running
+   * How long a running request's record lease holds (default 30 seconds,
+   * at least 1 second). The pipeline renews its running
    * records' leases every third of it, writing their newest snapshot; a
    * record whose lease ran out (its process died) is marked `abandoned` by
    * the store's sweep.
    */
-  readonly recordLeaseMillis?: number | undefined
+  readonly recordLease?: Duration.DurationInput | undefined
+  /**
+   * How long a resume holds the claim on its checkpoint (default 5 minutes;
+   * a positive, finite duration). While it holds, another resume of the
+   * same checkpoint fails with `CheckpointError` `already_claimed`; once it
+   * ran out (the resuming process died, or the resume overran it), the
+   * checkpoint can be resumed again. Set it above your longest resume.
+   */
+  readonly checkpointClaimLease?: Duration.DurationInput | undefined
 }
 
 /**
- * Options with every default filled in.
+ * Options with every default filled in (and durations decoded).
  *
  * @since 0.1.0
  */
-export type Resolved = { readonly [K in keyof PipelineOptions]-?: Exclude<PipelineOptions[K], undefined> }
+export type Resolved =
+  & {
+    readonly [K in Exclude<keyof PipelineOptions, "checkpointClaimLease" | "recordLease">]-?: Exclude<
+      PipelineOptions[K],
+      undefined
+    >
+  }
+  & { readonly checkpointClaimLease: Duration.Duration; readonly recordLease: Duration.Duration }
 
 /**
  * The defaults.
@@ -77,11 +93,36 @@ export const defaults: Resolved = {
   maxRequestBytes: MEBIBYTE,
   maxMetadataBytes: MEBIBYTE,
   maxEnrichmentBytes: MEBIBYTE,
-  recordLeaseMillis: 30_000
+  recordLease: Duration.seconds(30),
+  checkpointClaimLease: Duration.minutes(5)
 }
 
 const atLeast = (min: number) =>
   Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(min, { message: () => `must be an integer ≥ ${min}` })))
+
+const isPositiveDuration = (u: unknown): u is Duration.DurationInput =>
+  u !== undefined &&
+  Option.exists(Duration.decodeUnknown(u), (d) => Duration.isFinite(d) && Duration.greaterThan(d, Duration.zero))
+
+const positiveDuration = Schema.optional(
+  Schema.declare(isPositiveDuration, {
+    identifier: "DurationInput",
+    message: () => 'must be a positive, finite duration (a Duration, milliseconds, or a string like "5 minutes")'
+  })
+)
+
+const atLeastDuration = (min: Duration.Duration) =>
+  Schema.optional(
+    Schema.declare(
+      (u: unknown): u is Duration.DurationInput =>
+        u !== undefined &&
+        Option.exists(Duration.decodeUnknown(u), (d) => Duration.isFinite(d) && Duration.greaterThanOrEqualTo(d, min)),
+      {
+        identifier: "DurationInput",
+        message: () => `must be a finite duration of at least ${Duration.format(min)}`
+      }
+    )
+  )
 
 const OptionsSchema = Schema.Struct({
   maxPhases: atLeast(1),
@@ -91,7 +132,8 @@ const OptionsSchema = Schema.Struct({
   maxRequestBytes: atLeast(1),
   maxMetadataBytes: atLeast(1),
   maxEnrichmentBytes: atLeast(1),
-  recordLeaseMillis: atLeast(1000)
+  recordLease: atLeastDuration(Duration.seconds(1)),
+  checkpointClaimLease: positiveDuration
 })
 
 const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
@@ -130,6 +172,10 @@ export const resolve = (options: PipelineOptions | undefined): Either.Either<Res
     maxRequestBytes: given.maxRequestBytes ?? defaults.maxRequestBytes,
     maxMetadataBytes: given.maxMetadataBytes ?? defaults.maxMetadataBytes,
     maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes,
-    recordLeaseMillis: given.recordLeaseMillis ?? defaults.recordLeaseMillis
+    recordLease: given.recordLease === undefined ? defaults.recordLease : Duration.decode(given.recordLease),
+    // Decoded once (an input may be a string to parse).
+    checkpointClaimLease: given.checkpointClaimLease === undefined
+      ? defaults.checkpointClaimLease
+      : Duration.decode(given.checkpointClaimLease)
   })
 }

@@ -124,15 +124,21 @@ describe("README examples", () => {
       expect(result._tag).toBe("Completed")
     }).pipe(Effect.provide(Tools.AgentLive)))
 
-  it.effect("Human in the loop: approve executes the saved plan; reject is a CheckpointError", () =>
+  it.effect("Human in the loop: approve executes the saved plan", () =>
     Effect.gen(function*() {
       expect(yield* Approval.buy("approve")).toContain("execute_trade: orderId=mock-buy-ACME-10")
+      const store = yield* ExecutionStore.ExecutionStore
+      expect(Option.getOrUndefined(yield* store.get("trade-1"))?.lifecycle?.status).toBe("succeeded")
     }).pipe(Effect.provide(Approval.AgentLive)))
 
-  it.effect("Human in the loop: reject fails with CheckpointError rejected and nothing executes", () =>
+  it.effect("Human in the loop: reject ends Rejected (not an error), nothing executes, and the record says rejected", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Approval.buy("reject"))
-      expect(error).toMatchObject({ _tag: "CheckpointError", reason: "rejected" })
+      expect(yield* Approval.buy("reject")).toBe("rejected: trades need a human")
+      const store = yield* ExecutionStore.ExecutionStore
+      const record = Option.getOrUndefined(yield* store.get("trade-1"))
+      expect(record?.lifecycle?.status).toBe("rejected")
+      expect(record?.phases).toEqual([])
+      expect(record?.finalResponse).toBeUndefined()
     }).pipe(Effect.provide(Approval.AgentLive)))
 
   it.effect("Assembling an agent: every part builds; the scripted agent answers from its script", () =>

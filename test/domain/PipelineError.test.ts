@@ -12,7 +12,7 @@ describe("error guards", () => {
     new PipelineError.HookContractError({ hookName: "h", stage: "before_planning", reason: "unknown_kind", detail: "x" }),
     new PipelineError.PlanningError({ reason: "invalid_plan", phase: 1, detail: "x" }),
     new PipelineError.SynthesisError({ detail: "x" }),
-    new PipelineError.CheckpointError({ reason: "rejected", checkpointId: "c", detail: "x" })
+    new PipelineError.CheckpointError({ reason: "already_claimed", checkpointId: "c", detail: "x" })
   ]
   const config = [
     new PipelineError.InvalidOrchestratorConfig({ index: 0, detail: "x" }),

@@ -7,9 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import {
-  type AgentResponse,
+  AgentResponse,
   Approval,
-  type ExecutionRecord,
+  ExecutionRecord,
   type Hook,
   PromptBuilder,
   type RoutingPlan,
@@ -342,7 +342,7 @@ describe("HITL approval", () => {
       expect((yield* h.record("hitl-1")).lifecycle?.status).toBe("succeeded")
     }))
 
-  it.scoped("reject → CheckpointError rejected, nothing executed, record failed", () =>
+  it.scoped("reject → a Rejected result (not an error): nothing executed, the checkpoint is gone, the record ends rejected", () =>
     Effect.gen(function*() {
       const { calls, hook } = halveTrades()
       const { tools, trades } = countingTools()
@@ -355,19 +355,33 @@ describe("HITL approval", () => {
       const result = yield* h.pipeline.process({ request: "buy ACME", requestId: "hitl-2" })
       if (result._tag !== "Suspended") throw new Error("expected a suspension")
       const id = result.checkpoint.checkpointId
-      const error = yield* Effect.flip(h.pipeline.resume(id, "reject"))
-      expect(error).toMatchObject({ _tag: "CheckpointError", reason: "rejected", checkpointId: id })
+      const rejected = yield* h.pipeline.resume(id, "reject")
+      expect(rejected).toBeInstanceOf(AgentResponse.Rejected)
+      expect(rejected).toMatchObject({
+        _tag: "Rejected",
+        requestId: "hitl-2",
+        checkpointId: id,
+        phase: 1,
+        reason: "trades need a human"
+      })
       expect(trades).toEqual([])
       expect(calls.count).toBe(1)
       expect(textPrompts(h.prompts)).toEqual([])
       const record = yield* h.record("hitl-2")
-      expect(record.lifecycle).toMatchObject({ status: "failed", errorTag: "CheckpointError" })
+      expect(record.mode).toBe("resume")
+      expect(record.checkpointId).toBe(id)
+      expect(record.lifecycle?.status).toBe("rejected")
+      expect(record.lifecycle?.errorTag).toBeUndefined()
+      expect(ExecutionRecord.requestCompletion(record)).toBe("rejected")
+      expect(ExecutionRecord.isErrorRecord(record)).toBe(false)
       expect(record.phases).toEqual([])
       expect(record.finalResponse).toBeUndefined()
-      // The rejected checkpoint is gone.
+      // A decided checkpoint is gone: neither readable nor resumable.
+      expect(Option.isNone(yield* Effect.orDie(h.checkpoints.get(id)))).toBe(true)
       const again = yield* Effect.flip(h.pipeline.resume(id, "approve"))
       expect(again).toMatchObject({ _tag: "CheckpointError", reason: "not_found" })
       expect(trades).toEqual([])
+      expect((yield* h.record("hitl-2")).lifecycle?.status).toBe("rejected")
     }))
 
   it.scoped("resuming an unknown checkpoint → CheckpointError not_found", () =>

@@ -6,7 +6,7 @@
  */
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option, Schema, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Fiber, Option, Schema, TestClock } from "effect"
 import { Agent, ExecutionStore, Pipeline, ToolRegistry } from "effect-agent-pipeline"
 import { makeHarness, plan } from "../support/Harness.js"
 
@@ -37,7 +37,7 @@ const slowTool = (started: Deferred.Deferred<void>, release: Deferred.Deferred<v
 const agentWith = (
   tools: ReadonlyArray<ToolRegistry.ToolEntry<never>>,
   plans: ReadonlyArray<unknown>,
-  options?: { readonly recordLeaseMillis?: number }
+  options?: { readonly recordLease?: Duration.DurationInput }
 ) =>
   Agent.layerTest({
     script: { plans, synthesis: "answer" },
@@ -123,7 +123,7 @@ describe("a record fit for durability", () => {
         expect(after.recordRevision).toBe(done.recordRevision)
         expect(after.lifecycle?.status).toBe("succeeded")
       }).pipe(
-        Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], { recordLeaseMillis: 3_000 }))
+        Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], { recordLease: "3 seconds" }))
       )
     }))
 

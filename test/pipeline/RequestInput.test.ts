@@ -5,7 +5,7 @@
  * the metadata and the enrichments hooks build up, and validated options.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Logger, Stream } from "effect"
+import { Duration, Effect, Either, Layer, Logger, Stream } from "effect"
 import {
   Agent,
   type AgentResponse,
@@ -223,11 +223,27 @@ describe("pipeline options are validated", () => {
     ["a chunk size below 4 bytes", { shortCircuitChunkBytes: 2 }, "shortCircuitChunkBytes", "must be an integer ≥ 4"],
     ["a negative request limit", { maxRequestBytes: -1 }, "maxRequestBytes", "must be an integer ≥ 1"],
     ["recording as a string", { recording: "yes" }, "recording", 'Expected boolean, actual "yes"'],
+    ...[0, -1, "soon", "Infinity", Infinity].map((lease) =>
+      [
+        `a checkpoint claim lease of ${JSON.stringify(String(lease))}`,
+        { checkpointClaimLease: lease },
+        "checkpointClaimLease",
+        'must be a positive, finite duration (a Duration, milliseconds, or a string like "5 minutes")'
+      ] as const
+    ),
+    ...["999 millis", 0, "Infinity", "later"].map((lease) =>
+      [
+        `a record lease of ${JSON.stringify(String(lease))}`,
+        { recordLease: lease },
+        "recordLease",
+        "must be a finite duration of at least 1s"
+      ] as const
+    ),
     [
       "an unknown option",
       { maxPhase: 2 },
       "maxPhase",
-      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, recordLeaseMillis)"
+      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, recordLease, checkpointClaimLease)"
     ]
   ]
   for (const [label, options, option, detail] of cases) {
@@ -256,8 +272,17 @@ describe("pipeline options are validated", () => {
       maxRequestBytes: MiB,
       maxMetadataBytes: MiB,
       maxEnrichmentBytes: MiB,
-      recordLeaseMillis: 30_000
+      recordLease: Duration.seconds(30),
+      checkpointClaimLease: Duration.minutes(5)
     })
+  })
+
+  it("a checkpoint claim lease is decoded once: a string, milliseconds or a Duration", () => {
+    const leaseOf = (lease: Duration.DurationInput) =>
+      Either.map(PipelineOptions.resolve({ checkpointClaimLease: lease }), (r) => Duration.toMillis(r.checkpointClaimLease))
+    expect(leaseOf("15 minutes")).toEqual(Either.right(900_000))
+    expect(leaseOf(1_500)).toEqual(Either.right(1_500))
+    expect(leaseOf(Duration.seconds(30))).toEqual(Either.right(30_000))
   })
 
   it.effect("an untyped caller's options go through the same check", () =>

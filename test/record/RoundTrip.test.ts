@@ -17,7 +17,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck, Schema, Struct } from "effect"
 import { Json } from "../../src/domain/Json.js"
-import { AgentResponse, Completed, StreamEvent, Suspended, Token } from "../../src/pipeline/AgentResponse.js"
+import {
+  AgentResponse,
+  Completed,
+  PipelineResult,
+  Rejected,
+  StreamEvent,
+  Suspended,
+  Token
+} from "../../src/pipeline/AgentResponse.js"
 import { Checkpoint } from "../../src/pipeline/Approval.js"
 import { PipelineRequest } from "../../src/domain/PipelineRequest.js"
 import * as PipelineErrors from "../../src/domain/PipelineError.js"
@@ -122,6 +130,14 @@ const agentResponseArbitrary = Arbitrary.make(
     phases: Schema.Array(PhaseRecordA)
   })
 ).map((props) => new AgentResponse(props))
+const rejectedArbitrary = Arbitrary.make(Schema.Struct(Struct.omit(Rejected.fields, "_tag"))).map(
+  (props) => new Rejected(props)
+)
+const pipelineResultArbitrary: FastCheck.Arbitrary<PipelineResult> = FastCheck.oneof(
+  agentResponseArbitrary.map((response) => new Completed({ response })),
+  checkpointArbitrary.map((checkpoint) => new Suspended({ requestId: checkpoint.requestId, checkpoint })),
+  rejectedArbitrary
+)
 const streamEventArbitrary: FastCheck.Arbitrary<StreamEvent> = FastCheck.oneof(
   FastCheck.string().map((text) => new Token({ text })),
   agentResponseArbitrary.map((response) => new Completed({ response })),
@@ -245,6 +261,7 @@ describe("persisted models round-trip", () => {
   roundTrip("Checkpoint", Checkpoint, checkpointArbitrary, 50)
   roundTrip("AgentResponse", AgentResponse, agentResponseArbitrary, 50)
   roundTrip("StreamEvent", StreamEvent, streamEventArbitrary, 50)
+  roundTrip("PipelineResult", PipelineResult, pipelineResultArbitrary, 50)
 
   it.prop(
     "ExecutionRecord: recordRevision is persisted under record_revision",

@@ -670,7 +670,7 @@ describe("observers: approval waits", () => {
         operation: "approval_wait",
         startedAt: 5_000,
         coordinates: { requestId: "o-wait", phase: 1 },
-        payload: { checkpointId: checkpoint.checkpointId, reason: "trades need a human" }
+        payload: { checkpointId: checkpoint.checkpointId, reason: "trades need a human", decision: "approve" }
       })
       expect(wait!.call.coordinates).toEqual({ requestId: "o-wait", phase: 1 })
       expect(parentOf(wait!.call)).toEqual(refOf(requests[1]!.call))
@@ -681,7 +681,7 @@ describe("observers: approval waits", () => {
       ])
     }))
 
-  it.effect("seed 003: a rejected approval is the wait's failed outcome (CheckpointError rejected)", () =>
+  it.effect("seed 003: a rejection is a decision, not a failure: the wait completes with decision reject, the resumed request completes, no tool runs", () =>
     Effect.gen(function*() {
       const seen: Array<Seen> = []
       const h = yield* makeHarness({
@@ -691,15 +691,19 @@ describe("observers: approval waits", () => {
       })
       const suspended = yield* h.pipeline.process({ request: "buy", requestId: "o-wait-rej" })
       if (suspended._tag !== "Suspended") throw new Error("expected a suspension")
-      yield* Effect.flip(h.pipeline.resume(suspended.checkpoint.checkpointId, "reject"))
+      const checkpointId = suspended.checkpoint.checkpointId
+      const rejected = yield* h.pipeline.resume(checkpointId, "reject")
+      expect(rejected._tag).toBe("Rejected")
       const [wait] = runsOf(seen, "approval_wait")
-      expect(wait?.result?.outcome).toBe("failed")
-      expect(wait?.result?.error).toMatchObject({ _tag: "CheckpointError", reason: "rejected" })
+      expect(wait?.call.payload).toEqual({ checkpointId, reason: "trades need a human", decision: "reject" })
+      expect(wait?.result?.outcome).toBe("completed")
+      expect(wait?.result?.error).toBeUndefined()
       expect(runsOf(seen, "tool_call")).toEqual([])
       expect(runsOf(seen, "request").map((s) => [s.call.payload.mode, s.result?.outcome])).toEqual([
         ["pipeline", "completed"],
-        ["resume", "failed"]
+        ["resume", "completed"]
       ])
+      expect((yield* h.record("o-wait-rej")).lifecycle?.status).toBe("rejected")
     }))
 })
 

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
 import type { Operations } from "../../runtime/Operations.js"
-import { Completed, type PipelineResult, Suspended } from "../AgentResponse.js"
+import { Completed, Suspended } from "../AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
@@ -53,7 +53,7 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
       }
     }))
 
-  const process = (input: PipelineRequest.Input): Effect.Effect<PipelineResult, PipelineError> =>
+  const process = (input: PipelineRequest.Input): Effect.Effect<Completed | Suspended, PipelineError> =>
     Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline", operations))
 
   return { buffered, process }

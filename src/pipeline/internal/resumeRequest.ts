@@ -1,32 +1,48 @@
 /**
- * HITL resume (seed 000 §3, DESIGN §4 step 5): takes the checkpoint (a
- * resume happens at most once), reopens the request's record — or rebuilds
- * it from the checkpoint when none is stored — and, if approved, runs the
- * approved plan on the buffered path without AfterPlanning (C8).
+ * HITL resume (seed 000 §3, DESIGN §4 step 5): claims the checkpoint under a
+ * lease, reopens the request's record — or rebuilds it from the checkpoint
+ * when none is stored — and, if approved, runs the approved plan on the
+ * buffered path without AfterPlanning (C8). A rejection is a decided
+ * outcome, not a failure: the resume ends `Rejected` and its record
+ * `rejected`.
+ *
+ * The claim follows the resume's exit: a success (completed, suspended
+ * again, or rejected) completes the checkpoint — a decided checkpoint is not
+ * resumable again — while a failure, a defect or an interruption releases
+ * it, so the same decision can be resumed again. A resume that finds the
+ * checkpoint claimed by another (whose lease holds) fails with
+ * `already_claimed`. Each resume claims under its own owner name (this
+ * pipeline's id and the resume's number), so a resume whose lease ran out
+ * and whose checkpoint was claimed since cannot complete or release the
+ * newer claim.
  *
  * The human's decision ends one run of the `approval_wait` operation, which
- * began when the checkpoint was saved: observers see the wait when the
- * decision arrives (a rejection is its `failed` outcome).
+ * began when the checkpoint was saved: observers see the wait, with the
+ * decision, when it arrives.
  */
-import { Clock, Effect, Either, Option, Scope } from "effect"
-import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
-import * as RequestRecorder from "../../runtime/RequestRecorder.js"
-import type { CheckpointStore } from "../../stores/CheckpointStore.js"
-import type { ExecutionStore } from "../../stores/ExecutionStore.js"
-import type { Operations } from "../../runtime/Operations.js"
-import type { PipelineResult } from "../AgentResponse.js"
+import { Cause, Clock, type Duration, Effect, Either, Exit, Option, Scope } from "effect"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
-import type { ApprovalDecision } from "../Approval.js"
+import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { RequestId } from "../../domain/PipelineContext.js"
 import { CheckpointError, type PipelineError } from "../../domain/PipelineError.js"
-import { owned, recordWriter, type RequestState } from "./requestRecord.js"
+import type { Operations } from "../../runtime/Operations.js"
+import * as RequestRecorder from "../../runtime/RequestRecorder.js"
+import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.js"
+import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import { type PipelineResult, Rejected } from "../AgentResponse.js"
+import type { ApprovalDecision } from "../Approval.js"
+import { owned, recordWriter, type RequestState, TRUSTED } from "./requestRecord.js"
 
 /** What resume needs, resolved once when the pipeline is built. */
 export interface ResumeRequestDeps {
   readonly recording: boolean
   readonly store: ExecutionStore.Service
-  readonly checkpoints: CheckpointStore["Type"]
+  readonly checkpoints: CheckpointStore.Service
   readonly operations: Operations
+  /** This pipeline's id: the owner of its resumes' claims (each adds its own number). */
+  readonly instance: string
+  /** How long a resume's claim on its checkpoint holds. */
+  readonly claimLease: Duration.Duration
   /** The buffered path, run from the checkpoint's phase with its approved plan. */
   readonly buffered: (
     state: RequestState,
@@ -34,29 +50,60 @@ export interface ResumeRequestDeps {
   ) => Effect.Effect<PipelineResult, PipelineError>
 }
 
+/**
+ * `owned` finalizes every successful exit as `succeeded` (or `suspended`): a
+ * rejected resume's recorder turns that into `rejected`. A failed or
+ * interrupted exit keeps its own lifecycle.
+ */
+const finalizingAsRejected = (recorder: RequestRecorder.RequestRecorder): RequestRecorder.RequestRecorder => ({
+  ...recorder,
+  finalize: (lifecycle) =>
+    recorder.finalize(lifecycle.status === "succeeded" ? { ...lifecycle, status: "rejected" } : lifecycle)
+})
+
+/** Epoch milliseconds as ISO text, when they are a date at all (a backend hands them over). */
+const isoOrMillis = (millis: number): string =>
+  Number.isFinite(millis) && Math.abs(millis) <= 8.64e15 ? new Date(millis).toISOString() : `${millis} ms`
+
 /** Builds `resume` over its services. */
 export const makeResumeRequest = (deps: ResumeRequestDeps) => {
-  const { buffered, checkpoints, operations, recording, store } = deps
+  const { buffered, checkpoints, claimLease, instance, operations, recording, store } = deps
+  let resumes = 0
 
-  const resume = (checkpointId: string, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
-    Effect.gen(function*() {
-      const found = yield* checkpoints.take(checkpointId).pipe(
+  const claim = (checkpointId: string) =>
+    Effect.suspend(() => {
+      const owner = `${instance}/${++resumes}`
+      return checkpoints.claim(checkpointId, { owner, leaseFor: claimLease }).pipe(
+        Effect.map((result) => ({ owner, result })),
         Effect.mapError((e) => new CheckpointError({ reason: "not_found", checkpointId, detail: e.message }))
       )
-      if (Option.isNone(found)) {
-        return yield* Effect.fail(
-          new CheckpointError({ reason: "not_found", checkpointId, detail: "no such checkpoint (or already resumed)" })
-        )
-      }
-      const checkpoint = found.value
+    })
+
+  // The resume's outcome is already decided: a store that cannot settle the
+  // claim is logged, never surfaced (the lease still runs out).
+  const settle = (checkpointId: string, owner: string, exit: Exit.Exit<unknown, unknown>) => {
+    const succeeded = Exit.isSuccess(exit)
+    const action = succeeded ? "completed" : "released"
+    return (succeeded ? checkpoints.complete(checkpointId, owner) : checkpoints.release(checkpointId, owner)).pipe(
+      Effect.flatMap((held) =>
+        held ? Effect.void : Effect.logWarning(`checkpoint claim not ${action}: its lease ran out and it was claimed since`)
+      ),
+      Effect.catchAllCause((cause) => Effect.logWarning(`checkpoint claim not ${action}`, Cause.pretty(cause))),
+      Effect.annotateLogs({ checkpointId, owner })
+    )
+  }
+
+  const run = (checkpoint: Checkpoint, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
+    Effect.gen(function*() {
+      const { checkpointId, requestId } = checkpoint
       const startedAt = yield* Clock.currentTimeMillis
-      const stored = recording ? yield* Effect.either(store.get(checkpoint.requestId)) : Either.right(Option.none())
+      const stored = recording ? yield* Effect.either(store.get(requestId)) : Either.right(Option.none())
       const previous = Either.isRight(stored) ? stored.right : Option.none()
       const initial: ExecutionRecord = Option.isSome(previous)
         ? { ...previous.value, mode: "resume", lifecycle: { status: "running", startedAt } }
         : {
           schemaVersion: 1,
-          requestId: checkpoint.requestId,
+          requestId,
           recordRevision: 0,
           mode: "resume",
           request: checkpoint.request,
@@ -67,16 +114,16 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
           checkpointId,
           diagnostics: []
         }
-      const requestId = checkpoint.requestId
       const call = operations.active
         ? yield* operations.call("request", {
           coordinates: { requestId },
           payload: { mode: "resume", request: checkpoint.request }
         })
         : undefined
-      const recorder = recording
+      const written = recording
         ? RequestRecorder.make(recordWriter(store, operations, requestId, call), initial)
         : RequestRecorder.disabled(initial)
+      const recorder = decision === "approve" ? written : finalizingAsRejected(written)
       const state: RequestState = {
         context: Object.freeze({
           requestId: RequestId.make(requestId),
@@ -89,20 +136,49 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
         scope: yield* Scope.make(),
         call
       }
-      const decided: Effect.Effect<void, CheckpointError> = decision === "approve"
-        ? Effect.void
-        : Effect.fail(new CheckpointError({ reason: "rejected", checkpointId, detail: "the plan was rejected" }))
-      const waited = call === undefined ? decided : Effect.flatMap(
+      const waited = call === undefined ? Effect.void : Effect.flatMap(
         operations.call("approval_wait", {
           coordinates: { requestId, phase: checkpoint.phase },
           parent: call,
-          payload: { checkpointId, reason: checkpoint.reason },
+          payload: { checkpointId, reason: checkpoint.reason, decision },
           startedAt: checkpoint.createdAt
         }),
-        (wait) => operations.run(wait, recorder, decided)
+        (wait) => operations.run(wait, recorder, Effect.void)
       )
-      return yield* owned(state, Effect.zipRight(waited, buffered(state, { checkpoint })), "resume", operations)
+      const body: Effect.Effect<PipelineResult, PipelineError> = decision === "approve"
+        ? Effect.zipRight(waited, buffered(state, { checkpoint }))
+        : Effect.as(
+          waited,
+          new Rejected({ requestId, checkpointId, phase: checkpoint.phase, reason: checkpoint.reason }, TRUSTED)
+        )
+      return yield* owned(state, body, "resume", operations)
     })
+
+  const resume = (checkpointId: string, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
+    Effect.acquireUseRelease(
+      claim(checkpointId),
+      ({ result }) =>
+        ClaimResult.$match(result, {
+          Claimed: ({ checkpoint }) => run(checkpoint, decision),
+          NotFound: () =>
+            Effect.fail(
+              new CheckpointError({
+                reason: "not_found",
+                checkpointId,
+                detail: "no such checkpoint (or already resumed)"
+              })
+            ),
+          AlreadyClaimed: ({ expiresAt, owner }) =>
+            Effect.fail(
+              new CheckpointError({
+                reason: "already_claimed",
+                checkpointId,
+                detail: `another resume holds it (${owner}, until ${isoOrMillis(expiresAt)})`
+              })
+            )
+        }),
+      ({ owner, result }, exit) => result._tag === "Claimed" ? settle(checkpointId, owner, exit) : Effect.void
+    )
 
   return resume
 }

@@ -1,0 +1,4 @@
+import { layerMemory } from "../../src/stores/CheckpointStore.js"
+import { checkpointStoreConformance } from "./CheckpointStoreConformance.js"
+
+checkpointStoreConformance("memory", () => layerMemory)
