@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Config, ConfigError, Effect, type Layer, Option, type Redacted } from "effect"
+import { Config, ConfigError, Effect, Layer, Option, type Redacted } from "effect"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 
@@ -46,7 +46,7 @@ export const settings: Config.Config<StoreSettings> = Config.all({
  */
 export interface StoreLayers {
   readonly executionStore: Layer.Layer<ExecutionStore.ExecutionStore, ExecutionStore.ExecutionStoreError>
-  readonly checkpointStore: Layer.Layer<CheckpointStore.CheckpointStore>
+  readonly checkpointStore: Layer.Layer<CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
 }
 
 const loadFailed = (module: string, packages: string) => (error: unknown) =>
@@ -81,10 +81,14 @@ export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, Conf
         try: () => import("../stores/sql/Sqlite.js"),
         catch: loadFailed("sqlite", "@effect/sql and @effect/sql-sqlite-node")
       }).pipe(
-        Effect.map((Sqlite) => ({
-          executionStore: Sqlite.layerExecutionStore({ filename: settings.sqlitePath }),
-          checkpointStore: CheckpointStore.layerMemory
-        }))
+        Effect.map((Sqlite) => {
+          // One client for both stores (a Layer is built once per reference).
+          const client = Sqlite.layerClient(settings.sqlitePath)
+          return {
+            executionStore: Sqlite.SqlStores.layerExecutionStore().pipe(Layer.provide(client)),
+            checkpointStore: Sqlite.SqlStores.layerCheckpointStore().pipe(Layer.provide(client))
+          }
+        })
       )
     case "postgres": {
       if (Option.isNone(settings.databaseUrl)) {
@@ -95,10 +99,13 @@ export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, Conf
         try: () => import("../stores/sql/Postgres.js"),
         catch: loadFailed("postgres", "@effect/sql and @effect/sql-pg")
       }).pipe(
-        Effect.map((Postgres) => ({
-          executionStore: Postgres.layerExecutionStore({ url }),
-          checkpointStore: CheckpointStore.layerMemory
-        }))
+        Effect.map((Postgres) => {
+          const client = Postgres.layerClient({ url })
+          return {
+            executionStore: Postgres.SqlStores.layerExecutionStore().pipe(Layer.provide(client)),
+            checkpointStore: Postgres.SqlStores.layerCheckpointStore().pipe(Layer.provide(client))
+          }
+        })
       )
     }
   }

@@ -8,6 +8,7 @@
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
+import type { CheckpointStore } from "../../src/stores/CheckpointStore.js"
 import type { ExecutionStore, RetentionSettings } from "../../src/stores/ExecutionStore.js"
 import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
@@ -68,6 +69,20 @@ export const dropTables = (prefix: string) =>
 export const postgresStore = (options?: StoreOptions): Layer.Layer<ExecutionStore> => {
   const prefix = uniquePrefix()
   return SqlStores.layerExecutionStore({ tablePrefix: prefix, ...options }).pipe(
+    Layer.provideMerge(Layer.scopedDiscard(dropTables(prefix))),
+    Layer.provide(postgresClient()),
+    Layer.orDie
+  )
+}
+
+/** A fresh SQLite checkpoint store per build: a private in-memory database. */
+export const sqliteCheckpointStore = (): Layer.Layer<CheckpointStore> =>
+  Layer.orDie(Sqlite.layerCheckpointStore({ filename: ":memory:" }))
+
+/** A fresh PostgreSQL checkpoint store per build: its own tables, dropped afterwards. */
+export const postgresCheckpointStore = (): Layer.Layer<CheckpointStore> => {
+  const prefix = uniquePrefix()
+  return SqlStores.layerCheckpointStore({ tablePrefix: prefix }).pipe(
     Layer.provideMerge(Layer.scopedDiscard(dropTables(prefix))),
     Layer.provide(postgresClient()),
     Layer.orDie

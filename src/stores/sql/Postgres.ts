@@ -7,6 +7,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Layer, Redacted } from "effect"
+import type { CheckpointStore } from "../CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
 import * as SqlStores from "./SqlStores.js"
 
@@ -52,3 +53,29 @@ export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnectio
  */
 export const layerExecutionStore = (options: PostgresOptions): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
   SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The checkpoint store in PostgreSQL: a request suspended in one process can
+ * be resumed by another.
+ *
+ * @since 0.1.0
+ */
+export const layerCheckpointStore = (
+  options: Pick<PostgresOptions, "url" | "maxConnections" | "tablePrefix">
+): Layer.Layer<CheckpointStore, ExecutionStoreError> =>
+  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * Both stores in PostgreSQL, over one connection pool.
+ *
+ * @example
+ * ```ts
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const StoresLive = Postgres.layer({ url: "postgres://agent:secret@127.0.0.1:5432/agent" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: PostgresOptions): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
+  SqlStores.layer(options).pipe(Layer.provide(layerClient(options)))

@@ -8,8 +8,10 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer } from "effect"
 import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBackground } from "../ExecutionStore.js"
+import { CheckpointStore } from "../CheckpointStore.js"
+import * as CheckpointStoreSql from "./CheckpointStoreSql.js"
 import * as ExecutionStoreSql from "./ExecutionStoreSql.js"
-import { migrate, tablesFor } from "./migrations.js"
+import { migrate, type Tables, tablesFor } from "./migrations.js"
 
 /**
  * Options shared by the SQL stores.
@@ -48,17 +50,50 @@ export const layerExecutionStore = (
   Layer.scoped(
     ExecutionStore,
     Effect.gen(function*() {
-      const tables = yield* Effect.try({
-        try: () => tablesFor(options.tablePrefix),
-        catch: (error) => new ExecutionStoreError({ operation: "migrate", detail: String(error) })
-      })
-      yield* migrate(tables).pipe(
-        Effect.mapError((error) =>
-          new ExecutionStoreError({ operation: "migrate", detail: error.message, cause: error })
-        )
-      )
+      const tables = yield* migrated(options.tablePrefix)
       const store = yield* ExecutionStoreSql.make(tables, { retention: options.retention })
       yield* sweepInBackground(store, options.sweepEvery ?? Duration.minutes(1))
       return store
     })
   )
+
+/** The tables of a prefix, brought up to date. */
+const migrated = (prefix: string | undefined): Effect.Effect<Tables, ExecutionStoreError, SqlClient> =>
+  Effect.try({
+    try: () => tablesFor(prefix),
+    catch: (error) => new ExecutionStoreError({ operation: "migrate", detail: String(error) })
+  }).pipe(
+    Effect.tap((tables) =>
+      migrate(tables).pipe(
+        Effect.mapError((error) => new ExecutionStoreError({ operation: "migrate", detail: error.message, cause: error }))
+      )
+    )
+  )
+
+/**
+ * Migrates the database, then builds the checkpoint store over it: HITL
+ * checkpoints another process can claim and resume.
+ *
+ * @example
+ * ```ts
+ * import { SqlStores } from "effect-agent-pipeline/postgres"
+ *
+ * const CheckpointsLive = SqlStores.layerCheckpointStore()
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerCheckpointStore = (
+  options: Pick<SqlStoreOptions, "tablePrefix"> = {}
+): Layer.Layer<CheckpointStore, ExecutionStoreError, SqlClient> =>
+  Layer.effect(CheckpointStore, Effect.flatMap(migrated(options.tablePrefix), CheckpointStoreSql.make))
+
+/**
+ * Both stores over the same `SqlClient`.
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  options: SqlStoreOptions = {}
+): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError, SqlClient> =>
+  Layer.merge(layerExecutionStore(options), layerCheckpointStore(options))

@@ -9,6 +9,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { CheckpointStore } from "../CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
 import * as SqlStores from "./SqlStores.js"
 
@@ -66,3 +67,30 @@ export const layerClient = (filename: string = defaultFilename) =>
  */
 export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
   SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename)))
+
+/**
+ * The checkpoint store in a SQLite file (HITL checkpoints a later process
+ * can resume).
+ *
+ * @since 0.1.0
+ */
+export const layerCheckpointStore = (
+  options: Pick<SqliteOptions, "filename" | "tablePrefix"> = {}
+): Layer.Layer<CheckpointStore, ExecutionStoreError> =>
+  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options.filename)))
+
+/**
+ * Both stores in one SQLite file, over one client.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * const StoresLive = Sqlite.layer({ filename: "./data/agent.db" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
+  SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename)))
