@@ -53,17 +53,19 @@ export const uniquePrefix = (): string =>
 export const postgresClient = (): Layer.Layer<SqlClient> =>
   Layer.orDie(PgClient.layer({ url: Redacted.make(postgresUrl ?? ""), maxConnections: 8 }))
 
+/** Drops the tables of a prefix, now. */
+export const dropTablesNow = (prefix: string) =>
+  Effect.flatMap(SqlClient, (sql) => {
+    const tables = tablesFor(prefix)
+    return Effect.forEach(
+      Object.values(tables),
+      (table) => sql`DROP TABLE IF EXISTS ${sql(table)}`,
+      { discard: true }
+    )
+  }).pipe(Effect.orDie)
+
 /** Drops the tables of a prefix when the scope closes. */
-export const dropTables = (prefix: string) =>
-  Effect.addFinalizer(() =>
-    Effect.flatMap(SqlClient, (sql) => {
-      const tables = tablesFor(prefix)
-      return Effect.forEach(
-        [tables.records, tables.checkpoints, tables.migrations],
-        (table) => sql`DROP TABLE IF EXISTS ${sql(table)}`,
-        { discard: true }
-      )
-    }).pipe(Effect.orDie))
+export const dropTables = (prefix: string) => Effect.addFinalizer(() => dropTablesNow(prefix))
 
 /** A fresh PostgreSQL store per build: its own tables, dropped afterwards. */
 export const postgresStore = (options?: StoreOptions): Layer.Layer<ExecutionStore> => {

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBackground } from "../ExecutionStore.js"
 import { CheckpointStore } from "../CheckpointStore.js"
 import * as CheckpointStoreSql from "./CheckpointStoreSql.js"
@@ -96,4 +96,13 @@ export const layerCheckpointStore = (
 export const layer = (
   options: SqlStoreOptions = {}
 ): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError, SqlClient> =>
-  Layer.merge(layerExecutionStore(options), layerCheckpointStore(options))
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      // One migration run for both stores.
+      const tables = yield* migrated(options.tablePrefix)
+      const records = yield* ExecutionStoreSql.make(tables, { retention: options.retention })
+      yield* sweepInBackground(records, options.sweepEvery ?? Duration.minutes(1))
+      const checkpoints = yield* CheckpointStoreSql.make(tables)
+      return Context.make(ExecutionStore, records).pipe(Context.add(CheckpointStore, checkpoints))
+    })
+  )

@@ -89,9 +89,10 @@ const checkpoints = (tables: Tables) =>
 const migrator = Migrator.make({})
 
 /**
- * Brings the database up to date. Two processes starting on a fresh
- * database race for the migration table: the loser sees `locked` or
- * `duplicates` and tries again once the winner is done.
+ * Brings the database up to date. Two processes (or two Layers) starting on
+ * a fresh database race for the migration table: the loser sees `locked`,
+ * `duplicates` or a table that already exists, and tries again once the
+ * winner is done (the second run finds nothing left to do).
  */
 export const migrate = (tables: Tables): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient> =>
   migrator({
@@ -102,7 +103,8 @@ export const migrate = (tables: Tables): Effect.Effect<void, Migrator.MigrationE
     })
   }).pipe(
     Effect.retry({
-      while: (error) => error._tag === "MigrationError" && (error.reason === "locked" || error.reason === "duplicates"),
+      while: (error) =>
+        error._tag === "SqlError" || error.reason === "locked" || error.reason === "duplicates",
       schedule: Schedule.spaced("50 millis"),
       times: 40
     }),
