@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Schedule, type Scope } from "effect"
+import { Clock, Duration, Effect, Fiber, Runtime, type Scope } from "effect"
 import type { RequestRecorder } from "./RequestRecorder.js"
 
 /**
@@ -56,7 +56,7 @@ export const make = (leaseMillis: number): Effect.Effect<LeaseKeeper, never, Sco
     const pid = typeof process === "object" && typeof process.pid === "number" ? process.pid : 0
     const owner = `${pid}:${globalThis.crypto.randomUUID().slice(0, 8)}`
     const renewEvery = Math.max(1, Math.floor(leaseMillis / 3))
-    const tick = Math.min(writeEveryMillis, renewEvery)
+    const tick = Duration.millis(Math.min(writeEveryMillis, renewEvery))
     let renewAt = (yield* Clock.currentTimeMillis) + renewEvery
     const pass = Effect.flatMap(Clock.currentTimeMillis, (now) => {
       if (held.size === 0) return Effect.void
@@ -65,16 +65,43 @@ export const make = (leaseMillis: number): Effect.Effect<LeaseKeeper, never, Sco
       renewAt = now + renewEvery
       return Effect.forEach(recorders, (r) => r.renew(now + leaseMillis), { discard: true })
     })
-    yield* pass.pipe(
-      Effect.schedule(Schedule.spaced(Duration.millis(tick))),
+    // The keeper's fiber runs only while a request holds a lease: an idle
+    // pipeline has no timer pending (nothing keeps a process alive), and a
+    // busy one pays no fork per request.
+    const runtime = yield* Effect.runtime<never>()
+    let fiber: Fiber.RuntimeFiber<void> | undefined
+    let closed = false
+    const loop: Effect.Effect<void> = Effect.gen(function*() {
+      while (held.size > 0) {
+        yield* Effect.sleep(tick)
+        yield* pass
+      }
+    }).pipe(
       Effect.interruptible,
-      Effect.forkScoped
+      Effect.ensuring(Effect.sync(() => {
+        fiber = undefined
+        // A lease taken while the loop was ending.
+        if (held.size > 0) start()
+      }))
+    )
+    const start = (): void => {
+      if (fiber !== undefined || closed) return
+      const now = Runtime.runSync(runtime, Clock.currentTimeMillis)
+      if (renewAt < now) renewAt = now + renewEvery
+      fiber = Runtime.runFork(runtime, loop)
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+      })
     )
     return {
       owner,
       leaseMillis,
       hold: (recorder) => {
         held.add(recorder)
+        start()
         return () => void held.delete(recorder)
       },
       held: () => held.size

@@ -228,7 +228,10 @@ export const expiresAt = (record: ExecutionRecord, now: number, retention: Reten
  * - `maxRecords`: at most this many records are kept (default 10,000); past
  *   it, the oldest finished records are evicted first (running ones never)
  * - `sweepEvery`: how often, on the `Clock`, expired records are deleted and
- *   ownerless running records marked abandoned (default 1 minute)
+ *   ownerless running records marked abandoned (default 1 minute). The
+ *   memory store sweeps as it is written to — on the first write once the
+ *   period has passed — so it holds no timer (an idle process can exit)
+ *   and never grows between sweeps without a write.
  *
  * @since 0.1.0
  */
@@ -246,13 +249,12 @@ interface Entry {
 }
 
 /**
- * The in-memory store without its sweep (the sweep needs a Scope: see
- * {@link makeMemory}). Records are kept as they were saved, so a caller must
- * not mutate one after saving it (the pipeline never does).
+ * The in-memory store. Records are kept as they were saved, so a caller
+ * must not mutate one after saving it (the pipeline never does).
  *
  * @since 0.1.0
  */
-export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<ExecutionStore.Service> =>
+export const makeMemory = (options?: MemoryOptions): Effect.Effect<ExecutionStore.Service> =>
   Effect.sync(() => {
     const retention = options?.retention ?? defaultRetention
     // Decoded once (a DurationInput may be a string to parse).
@@ -261,6 +263,8 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
       error: Duration.millis(Duration.toMillis(retention.error))
     }
     const maxRecords = Math.max(1, Math.floor(options?.maxRecords ?? 10_000))
+    const sweepEvery = Duration.toMillis(options?.sweepEvery ?? Duration.minutes(1))
+    let sweepAt: number | undefined
     // In creation order (a Map keeps insertion order; an update keeps its place).
     const entries = new Map<string, Entry>()
     let sequence = 0
@@ -285,6 +289,34 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
       })
       if (!kept) evictOverflow()
     }
+    const purge = (now: number): number => {
+      let removed = 0
+      for (const [key, entry] of entries) {
+        if (!live(entry, now)) {
+          entries.delete(key)
+          removed++
+        }
+      }
+      return removed
+    }
+    const markAbandoned = (now: number): number => {
+      let marked = 0
+      for (const entry of [...entries.values()]) {
+        const lease = leaseOf(entry.record)
+        if (!live(entry, now) || lease === undefined || lease > now) continue
+        store(abandoned(entry.record, now), now, entry)
+        marked++
+      }
+      return marked
+    }
+    /** The sweep, on a write once its period has passed. */
+    const sweepIfDue = (now: number): void => {
+      if (sweepAt === undefined) sweepAt = now + sweepEvery
+      if (now < sweepAt) return
+      sweepAt = now + sweepEvery
+      purge(now)
+      markAbandoned(now)
+    }
     const matches = (entry: Entry, query: ListQuery): boolean => {
       const { record } = entry
       if (query.status !== undefined && !query.status.includes(listedStatus(record))) return false
@@ -299,6 +331,7 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
       // concurrent writers are serialized and the newer revision always wins.
       create: (record) =>
         Effect.map(Clock.currentTimeMillis, (now): CreateResult => {
+          sweepIfDue(now)
           const current = entries.get(record.requestId)
           if (live(current, now)) return "exists"
           store(record, now, current)
@@ -306,6 +339,7 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
         }),
       save: (record) =>
         Effect.map(Clock.currentTimeMillis, (now): SaveResult => {
+          sweepIfDue(now)
           const current = entries.get(record.requestId)
           if (!live(current, now)) {
             store(record, now, current)
@@ -356,26 +390,8 @@ export const makeMemoryUnswept = (options?: MemoryOptions): Effect.Effect<Execut
             next: more && last !== undefined ? encodeCursor(last.sequence) : undefined
           })
         }),
-      purgeExpired: Effect.map(Clock.currentTimeMillis, (now) => {
-        let removed = 0
-        for (const [key, entry] of entries) {
-          if (!live(entry, now)) {
-            entries.delete(key)
-            removed++
-          }
-        }
-        return removed
-      }),
-      sweepAbandoned: Effect.map(Clock.currentTimeMillis, (now) => {
-        let marked = 0
-        for (const entry of [...entries.values()]) {
-          const lease = leaseOf(entry.record)
-          if (!live(entry, now) || lease === undefined || lease > now) continue
-          store(abandoned(entry.record, now), now, entry)
-          marked++
-        }
-        return marked
-      })
+      purgeExpired: Effect.map(Clock.currentTimeMillis, purge),
+      sweepAbandoned: Effect.map(Clock.currentTimeMillis, markAbandoned)
     }
   })
 
@@ -400,18 +416,10 @@ export const sweepInBackground = (
   )
 
 /**
- * The in-memory store, with its sweep forked into the current Scope.
- *
- * @since 0.1.0
- */
-export const makeMemory = (options?: MemoryOptions): Effect.Effect<ExecutionStore.Service, never, Scope.Scope> =>
-  Effect.tap(makeMemoryUnswept(options), (store) => sweepInBackground(store, options?.sweepEvery))
-
-/**
  * The in-memory store as a Layer: bounded (`maxRecords`, default 10,000,
  * evicting the oldest finished records first) and swept by itself
- * (`sweepEvery`, default 1 minute, on the `Clock`: expired records are
- * deleted and ownerless running ones marked abandoned).
+ * (`sweepEvery`, default 1 minute, on the `Clock`, as it is written to:
+ * expired records are deleted and ownerless running ones marked abandoned).
  *
  * @example
  * ```ts
@@ -427,4 +435,4 @@ export const makeMemory = (options?: MemoryOptions): Effect.Effect<ExecutionStor
  * @since 0.1.0
  */
 export const layerMemory = (options?: MemoryOptions): Layer.Layer<ExecutionStore> =>
-  Layer.scoped(ExecutionStore, makeMemory(options))
+  Layer.effect(ExecutionStore, makeMemory(options))

@@ -159,7 +159,7 @@ describe("a record fit for durability", () => {
 
   it.effect("a store that cannot create the record does not block the request; the final record says so", () =>
     Effect.gen(function*() {
-      const inner = yield* ExecutionStore.makeMemoryUnswept()
+      const inner = yield* ExecutionStore.makeMemory()
       const store: ExecutionStore.ExecutionStore.Service = {
         ...inner,
         create: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "create", detail: "database is locked" }))

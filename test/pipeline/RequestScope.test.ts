@@ -27,7 +27,7 @@ describe("request scope", () => {
   it.effect("closes on success before the record is finalized, so cleanups report into the first written record", () =>
     Effect.gen(function*() {
       const exits: Array<string> = []
-      const inner = yield* ExecutionStore.makeMemoryUnswept()
+      const inner = yield* ExecutionStore.makeMemory()
       const firstWrites: Array<string | undefined> = []
       const watching: ExecutionStore.ExecutionStore.Service = {
         ...inner,

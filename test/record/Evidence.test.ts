@@ -245,7 +245,7 @@ describe("effects", () => {
     ([delays]) =>
       Effect.gen(function*() {
         const written: Array<number> = []
-        const inner = yield* ExecutionStore.makeMemoryUnswept()
+        const inner = yield* ExecutionStore.makeMemory()
         const watching: ExecutionStore.ExecutionStore.Service = {
           ...inner,
           save: (record) =>
@@ -302,7 +302,7 @@ describe("effects", () => {
 describe("store failures", () => {
   it.effect("C15: a store that dies (not just fails) never changes the business outcome", () =>
     Effect.gen(function*() {
-      const inner = yield* ExecutionStore.makeMemoryUnswept()
+      const inner = yield* ExecutionStore.makeMemory()
       const dying: ExecutionStore.ExecutionStore.Service = {
         ...inner,
         save: () => Effect.dieMessage("driver bug"),

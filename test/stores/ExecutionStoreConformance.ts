@@ -486,7 +486,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* isLive("dead")).toBe(false)
       }).pipe(Effect.provide(fresh({ retention: { normal: "1 hour", error: "1 day" } }))))
 
-    it.effect("the store sweeps by itself on the Clock: expired records go, ownerless running ones are abandoned", () =>
+    it.effect("the store sweeps by itself on the Clock (a timer, or its writes): expired records go, ownerless running ones are abandoned", () =>
       Effect.gen(function*() {
         const store = yield* ExecutionStore
         yield* store.save(makeRecord("old", 1, { status: "succeeded" }))
@@ -501,12 +501,16 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
             }
             return false
           })
-        yield* TestClock.adjust("61 minutes")
+        yield* TestClock.adjust("1 minute")
+        // (A store without a timer sweeps as it is written to.)
+        yield* store.save(makeRecord("write-1", 1, { status: "succeeded" }))
         expect(yield* abandonedSoon("dead")).toBe(true)
         // A pass that marks "dead-2" saw the clock past 61.5 minutes, and it
         // purged (first) with the clock past 60: "old" is gone.
+        yield* TestClock.adjust("60 minutes")
         yield* store.create(makeRecord("dead-2", 1, { status: "running", leaseExpiresAt: 61.5 * 60_000 }))
         yield* TestClock.adjust("1 minute")
+        yield* store.save(makeRecord("write-2", 1, { status: "succeeded" }))
         expect(yield* abandonedSoon("dead-2")).toBe(true)
         expect(yield* store.purgeExpired).toBe(0)
         expect(yield* store.sweepAbandoned).toBe(0)

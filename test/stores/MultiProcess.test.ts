@@ -140,15 +140,16 @@ const suite = (makeBackend: () => Backend) => {
         expect(suspended.lifecycle?.status).toBe("suspended")
         expect(suspended.hookInvocations.find((i) => i.name === "audit")?.effects.map((e) => e.status)).toEqual(["pending"])
 
-        const winner = start({ action: "resume", store: backend.store, checkpointId: String(checkpointId), toolMillis: 2500 })
+        const winner = start({ action: "resume", store: backend.store, checkpointId: String(checkpointId), holdFile: `${release}.hold` })
         await winner.next("tool-started")
         const loser = start({ action: "resume", store: backend.store, checkpointId: String(checkpointId) })
         const refused = await loser.next("error")
-        expect(refused).toMatchObject({ tag: "CheckpointError", reason: "already_claimed" })
+        expect(refused, JSON.stringify(refused)).toMatchObject({ tag: "CheckpointError", reason: "already_claimed" })
 
         // While the resumed request runs elsewhere, the suspended part's detached fiber reports.
         fs.writeFileSync(release, "go")
         await suspender.next("effect-done")
+        fs.writeFileSync(`${release}.hold`, "go")
         const result = await winner.next("result")
         expect(result.tag).toBe("Completed")
         await Promise.all([suspender.exited, winner.exited, loser.exited])
@@ -170,6 +171,7 @@ const suite = (makeBackend: () => Backend) => {
         expect(Option.isNone(left)).toBe(true)
       } finally {
         fs.rmSync(release, { force: true })
+        fs.rmSync(`${release}.hold`, { force: true })
         await backend.cleanup()
       }
     }, 90_000)

@@ -10,7 +10,8 @@
  *   `releaseFile` exists (after the request was suspended — a late update).
  *   Prints `suspended`, then `effect-done`, then exits.
  * - `resume`: approves `checkpointId`; the tool prints `tool-started` and
- *   takes `toolMillis`. Prints `result` or `error`.
+ *   takes `toolMillis` (and, with `holdFile`, until that file exists).
+ *   Prints `result` or `error`.
  * - `hang`: a request whose tool prints `tool-started` and never returns
  *   (the test kills the process).
  * - `write-revisions`: saves snapshots of one record with the given
@@ -41,6 +42,8 @@ export interface Command {
   readonly checkpointId?: string
   readonly releaseFile?: string
   readonly toolMillis?: number
+  /** `resume`: the tool also waits until this file exists. */
+  readonly holdFile?: string
   /** `write-revisions`: the revisions this process saves, in order. */
   readonly revisions?: ReadonlyArray<number>
 }
@@ -58,6 +61,8 @@ const work = ToolRegistry.entry({
       yield* emit({ event: "tool-started", pid: process.pid })
       if (command.action === "hang") return yield* Effect.never
       yield* Effect.sleep(command.toolMillis ?? 0)
+      const hold = command.holdFile
+      if (hold !== undefined) while (!fs.existsSync(hold)) yield* Effect.sleep("20 millis")
       return `worked on ${q}`
     })
 })
