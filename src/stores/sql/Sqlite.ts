@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { SqlClient } from "@effect/sql/SqlClient"
+import { Context, Duration, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { CheckpointStore } from "../CheckpointStore.js"
@@ -26,6 +27,11 @@ export const defaultFilename = "./data/agent.db"
  */
 export interface SqliteOptions extends SqlStores.SqlStoreOptions {
   readonly filename?: string | undefined
+  /**
+   * How long a write waits for another connection's lock (another process
+   * writing the same file) before it fails (default 5 seconds).
+   */
+  readonly busyTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -33,12 +39,20 @@ export interface SqliteOptions extends SqlStores.SqlStoreOptions {
  *
  * @since 0.1.0
  */
-export const layerClient = (filename: string = defaultFilename) =>
+export const layerClient = (
+  filename: string = defaultFilename,
+  busyTimeout: Duration.DurationInput = Duration.seconds(5)
+) =>
   Layer.unwrapEffect(
     Effect.try({
       try: () => {
         if (filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
-        return SqliteClient.layer({ filename })
+        return SqliteClient.layer({ filename }).pipe(
+          Layer.tap((context) => {
+            const sql = Context.get(context, SqlClient)
+            return sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(Duration.toMillis(busyTimeout)))}`)
+          })
+        )
       },
       catch: (error) => new ExecutionStoreError({ operation: "open", detail: `${filename}: ${String(error)}` })
     })
@@ -66,7 +80,7 @@ export const layerClient = (filename: string = defaultFilename) =>
  * @since 0.1.0
  */
 export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
-  SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename)))
+  SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout)))
 
 /**
  * The checkpoint store in a SQLite file (HITL checkpoints a later process
@@ -75,9 +89,9 @@ export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<Ex
  * @since 0.1.0
  */
 export const layerCheckpointStore = (
-  options: Pick<SqliteOptions, "filename" | "tablePrefix"> = {}
+  options: Pick<SqliteOptions, "filename" | "tablePrefix" | "busyTimeout"> = {}
 ): Layer.Layer<CheckpointStore, ExecutionStoreError> =>
-  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options.filename)))
+  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout)))
 
 /**
  * Both stores in one SQLite file, over one client.
@@ -93,4 +107,4 @@ export const layerCheckpointStore = (
  * @since 0.1.0
  */
 export const layer = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
-  SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename)))
+  SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout)))
