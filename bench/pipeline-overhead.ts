@@ -10,46 +10,12 @@
  *
  * Not a test: figures depend on the machine; compare ratios within one run.
  */
-import { Tool } from "@effect/ai"
-import { Effect, ManagedRuntime, Schema, Stream } from "effect"
-import { Agent, ExecutionStore, Hook, ModelProvider, Pipeline, ToolRegistry } from "../src/index.js"
+import { Effect, ManagedRuntime } from "effect"
+import { Agent, ExecutionStore, Pipeline } from "../src/index.js"
+import { noopHook, noopSyncHook, quantile, tools, ZeroLatencyModel } from "./support.js"
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
-
-const PLAN = JSON.stringify({
-  steps: [{ step_id: "s1", namespace: "bench", agent: "noop", capability: "noop", parameters: { x: 1 } }],
-  terminal: true
-})
-
-// A zero-latency model: a constant plan for structured output, a constant draft otherwise.
-const ZeroLatencyModel = ModelProvider.layer(ModelProvider.make({
-  generateText: (options) =>
-    Effect.succeed([
-      { type: "text", text: options.responseFormat.type === "json" ? PLAN : "done" },
-      { type: "finish", reason: "stop", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
-    ]),
-  streamText: () => Stream.dieMessage("not used")
-}))
-
-const Noop = Tool.make("noop", { parameters: { x: Schema.Number }, success: Schema.Number })
-const tools = [ToolRegistry.entry({ namespace: "bench", agent: "noop", tool: Noop, handler: ({ x }) => Effect.succeed(x) })]
-
-const noopHook = (i: number): Hook.Hook<never> => ({
-  name: `noop-${i}`,
-  beforePlanning: () => Effect.void,
-  afterPlanning: (_c, plan) => Effect.succeed(plan),
-  afterExecution: () => Effect.void,
-  afterSynthesis: (_c, text) => Effect.succeed(text)
-})
-
-const noopSyncHook = (i: number): Hook.Hook<never> => ({
-  name: `noop-sync-${i}`,
-  beforePlanning: Hook.sync(() => undefined),
-  afterPlanning: Hook.sync((_c, plan) => plan),
-  afterExecution: Hook.sync(() => undefined),
-  afterSynthesis: Hook.sync((_c, text: string) => text)
-})
 
 type Handlers = "Effect" | "Hook.sync"
 
@@ -60,8 +26,6 @@ interface Row {
   readonly median: number
   readonly p99: number
 }
-
-const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 
 interface Config {
   readonly handlers: Handlers

@@ -260,17 +260,21 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
     if (update === undefined) return logged(save(record))
     const mine = ++seq
     const stamped: ExecutionRecord = { ...record, writer: { id: writerId, seq: mine } }
+    const about = { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
     return logged(Effect.flatMap(
-      update(
-        initial.requestId,
-        (stored) =>
-          stored.writer?.id === writerId && stored.writer.seq >= mine
-            ? undefined
-            : mergeStoredEvidence(stored, stamped),
-        { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
-      ),
-      // No stored record (its creation failed, or it expired): write it whole.
-      (result) => (result === "missing" ? save(stamped) : Effect.void)
+      // Usually one conditional write; refused ("stale") when the stored
+      // record is not older — this recorder's own later write, or another
+      // writer's: then merged into, unless it is this recorder's own.
+      save(stamped),
+      (saved) =>
+        saved !== "stale" ? Effect.void : update(
+          initial.requestId,
+          (stored) =>
+            stored.writer?.id === writerId && stored.writer.seq >= mine
+              ? undefined
+              : mergeStoredEvidence(stored, stamped),
+          about
+        )
     ))
   })
   /** A finished request's late change of one hook run, merged into the newest stored record. */

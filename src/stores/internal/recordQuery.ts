@@ -26,8 +26,10 @@ export const leaseOf = (record: ExecutionRecord): number | undefined =>
 /** The record marked abandoned at `now`, one revision on. */
 export const abandoned = (record: ExecutionRecord, now: number): ExecutionRecord => {
   const { leaseExpiresAt: _lease, ...lifecycle } = record.lifecycle ?? { startedAt: now }
+  // Written by the sweep, not by the record's writer.
+  const { writer: _writer, ...rest } = record
   return {
-    ...record,
+    ...rest,
     recordRevision: record.recordRevision + 1,
     lifecycle: {
       ...lifecycle,

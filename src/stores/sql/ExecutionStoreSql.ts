@@ -107,7 +107,12 @@ export const make = (
     }
 
     /** The columns of a record stored at `now`. */
-    const columns = (record: ExecutionRecord, now: number) =>
+    /**
+     * A row's columns. `writer_id` names the writer whose snapshot the row is
+     * exactly (no one else's evidence merged in): only then may that
+     * writer's next snapshot replace it without a merge.
+     */
+    const columns = (record: ExecutionRecord, now: number, pure = true) =>
       Effect.map(
         Effect.mapError(encodeRecord(record), (error) =>
           new ExecutionStoreError({
@@ -123,6 +128,7 @@ export const make = (
           expiresAt: expiresAt(record, now, millis),
           lease: leaseOf(record) ?? null,
           hooks: hookNamesValue(record),
+          writer: pure ? record.writer?.id ?? null : null,
           version: record.schemaVersion,
           body: JSON.stringify(encoded)
         })
@@ -130,21 +136,27 @@ export const make = (
 
     const insert = (c: Effect.Effect.Success<ReturnType<typeof columns>>) =>
       sql`INSERT INTO ${table}
-        (request_id, revision, status, started_at, stored_at, expires_at, lease_expires_at, hook_names, schema_version, body)
-        VALUES (${c.requestId}, ${c.revision}, ${c.status}, ${c.startedAt}, ${c.storedAt}, ${c.expiresAt}, ${c.lease}, ${c.hooks}, ${c.version}, ${c.body})`
+        (request_id, revision, status, started_at, stored_at, expires_at, lease_expires_at, hook_names, writer_id, schema_version, body)
+        VALUES (${c.requestId}, ${c.revision}, ${c.status}, ${c.startedAt}, ${c.storedAt}, ${c.expiresAt}, ${c.lease}, ${c.hooks}, ${c.writer}, ${c.version}, ${c.body})`
 
+    /** The columns an upsert replaces (`stored_at` only when the stored row had expired). */
+    const replaced = (now: number) =>
+      sql`revision = excluded.revision, status = excluded.status, started_at = excluded.started_at,
+        stored_at = CASE WHEN ${table}.expires_at <= ${now} THEN excluded.stored_at ELSE ${table}.stored_at END,
+        expires_at = excluded.expires_at, lease_expires_at = excluded.lease_expires_at,
+        hook_names = excluded.hook_names, writer_id = excluded.writer_id,
+        schema_version = excluded.schema_version, body = excluded.body`
+
+    // One statement: an absent id is inserted, an expired record replaced
+    // (it does not hold its id), a live one left alone; two creates racing
+    // are decided by the unique key.
     const create = (record: ExecutionRecord) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const c = yield* columns(record, now)
-        // An expired record does not hold its id; two creates racing here
-        // are decided by the unique key.
-        yield* sql`DELETE FROM ${table} WHERE request_id = ${record.requestId} AND expires_at <= ${now}`.pipe(
-          Effect.mapError(storeError("create"))
-        )
-        const rows = yield* sql`${insert(c)} ON CONFLICT (request_id) DO NOTHING RETURNING seq`.pipe(
-          Effect.mapError(storeError("create"))
-        )
+        const rows = yield* sql`${insert(c)} ON CONFLICT (request_id) DO UPDATE SET ${replaced(now)}
+          WHERE ${table}.expires_at <= ${now}
+          RETURNING seq`.pipe(Effect.mapError(storeError("create")))
         return (rows.length > 0 ? "created" : "exists") satisfies CreateResult
       })
 
@@ -173,7 +185,7 @@ export const make = (
               revision = ${c.revision}, status = ${c.status}, started_at = ${c.startedAt},
               stored_at = ${read.expired ? sql`${c.storedAt}` : sql`stored_at`},
               expires_at = ${c.expiresAt}, lease_expires_at = ${c.lease}, hook_names = ${c.hooks},
-              schema_version = ${c.version}, body = ${c.body}
+              writer_id = ${c.writer}, schema_version = ${c.version}, body = ${c.body}
             WHERE request_id = ${c.requestId} AND revision = ${read.revision}
             RETURNING seq`,
         (rows) => rows.length > 0
@@ -184,7 +196,8 @@ export const make = (
       requestId: string,
       operation: string,
       step: (now: number, row: Effect.Effect.Success<ReturnType<typeof readRow>>) => Effect.Effect<
-        { readonly done: A } | { readonly write: ExecutionRecord; readonly result: A },
+        | { readonly done: A }
+        | { readonly write: ExecutionRecord; readonly result: A; readonly pure: boolean },
         ExecutionStoreError | RecordDecodeError
       >
     ): Effect.Effect<A, ExecutionStoreError | RecordDecodeError> =>
@@ -194,7 +207,7 @@ export const make = (
           const row = yield* readRow(requestId, operation)
           const next = yield* step(now, row)
           if ("done" in next) return next.done
-          const c = yield* columns(next.write, now)
+          const c = yield* columns(next.write, now, next.pure)
           const read = row === undefined
             ? undefined
             : { revision: Number(row.revision), expired: Number(row.expires_at) <= now }
@@ -203,16 +216,36 @@ export const make = (
         return yield* new ExecutionStoreError({ operation, detail: "too many concurrent writers; gave up after 50 attempts" })
       })
 
+    /**
+     * One statement for the common case — the stored row is absent, expired,
+     * or an older snapshot of the same writer (a writer's snapshots are
+     * cumulative: nothing to merge) — else the read-modify-write below.
+     */
+    const saveSameWriter = (record: ExecutionRecord) =>
+      Effect.gen(function*() {
+        if (record.writer === undefined) return false
+        const now = yield* Clock.currentTimeMillis
+        const c = yield* columns(record, now)
+        const rows = yield* sql`${insert(c)} ON CONFLICT (request_id) DO UPDATE SET ${replaced(now)}
+          WHERE ${table}.expires_at <= ${now}
+            OR (${table}.revision < excluded.revision AND ${table}.writer_id = excluded.writer_id)
+          RETURNING seq`.pipe(Effect.mapError(storeError("save")))
+        return rows.length > 0
+      })
+
     const save = (record: ExecutionRecord) =>
+      Effect.flatMap(saveSameWriter(record), (written) => written ? Effect.succeed<SaveResult>("written") : saveMerging(record))
+
+    const saveMerging = (record: ExecutionRecord) =>
       readModifyWrite<SaveResult>(record.requestId, "save", (now, row) => {
         if (row === undefined || Number(row.expires_at) <= now) {
-          return Effect.succeed({ write: record, result: "written" })
+          return Effect.succeed({ write: record, result: "written", pure: true })
         }
         if (Number(row.revision) >= record.recordRevision) return Effect.succeed({ done: "stale" })
         // A stored row that does not decode is replaced by the newer snapshot.
         const stored = decodeRow(row)
         const merged = Either.isRight(stored) ? mergeStoredEvidence(stored.right, record) : record
-        return Effect.succeed({ write: merged, result: "written" })
+        return Effect.succeed({ write: merged, result: "written", pure: merged === record })
       }).pipe(
         // Decode errors are handled above; only store errors remain.
         Effect.catchTag("RecordDecodeError", (error) =>
@@ -228,7 +261,8 @@ export const make = (
             ? { done: "unchanged" }
             : {
               write: { ...next, recordRevision: Math.max(Number(row.revision) + 1, next.recordRevision) },
-              result: "written"
+              result: "written",
+              pure: false
             }
         })
       })
@@ -311,7 +345,7 @@ export const make = (
         // got there first wins, and this row is left alone.
         const updated = yield* sql`UPDATE ${table} SET
             revision = ${c.revision}, status = ${c.status}, expires_at = ${c.expiresAt},
-            lease_expires_at = NULL, body = ${c.body}
+            lease_expires_at = NULL, writer_id = NULL, body = ${c.body}
           WHERE request_id = ${row.request_id} AND revision = ${Number(row.revision)}
           RETURNING seq`.pipe(Effect.mapError(storeError("sweepAbandoned")))
         marked += updated.length

@@ -32,6 +32,12 @@ export interface SqliteOptions extends SqlStores.SqlStoreOptions {
    * writing the same file) before it fails (default 5 seconds).
    */
   readonly busyTimeout?: Duration.DurationInput | undefined
+  /**
+   * When a commit reaches the disk: `NORMAL` (the default, WAL mode's usual
+   * setting: a commit survives the process crashing, the last ones may not
+   * survive a power loss) or `FULL` (every commit is synced; slower).
+   */
+  readonly synchronous?: "NORMAL" | "FULL" | undefined
 }
 
 /**
@@ -41,7 +47,8 @@ export interface SqliteOptions extends SqlStores.SqlStoreOptions {
  */
 export const layerClient = (
   filename: string = defaultFilename,
-  busyTimeout: Duration.DurationInput = Duration.seconds(5)
+  busyTimeout: Duration.DurationInput = Duration.seconds(5),
+  synchronous: "NORMAL" | "FULL" = "NORMAL"
 ) =>
   Layer.unwrapEffect(
     Effect.try({
@@ -50,7 +57,10 @@ export const layerClient = (
         return SqliteClient.layer({ filename }).pipe(
           Layer.tap((context) => {
             const sql = Context.get(context, SqlClient)
-            return sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(Duration.toMillis(busyTimeout)))}`)
+            return Effect.zipRight(
+              sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(Duration.toMillis(busyTimeout)))}`),
+              sql.unsafe(`PRAGMA synchronous = ${synchronous === "FULL" ? "FULL" : "NORMAL"}`)
+            )
           })
         )
       },
@@ -80,7 +90,7 @@ export const layerClient = (
  * @since 0.1.0
  */
 export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
-  SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout)))
+  SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
 
 /**
  * The checkpoint store in a SQLite file (HITL checkpoints a later process
@@ -89,9 +99,9 @@ export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<Ex
  * @since 0.1.0
  */
 export const layerCheckpointStore = (
-  options: Pick<SqliteOptions, "filename" | "tablePrefix" | "busyTimeout"> = {}
+  options: Pick<SqliteOptions, "filename" | "tablePrefix" | "busyTimeout" | "synchronous"> = {}
 ): Layer.Layer<CheckpointStore, ExecutionStoreError> =>
-  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout)))
+  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
 
 /**
  * Both stores in one SQLite file, over one client.
@@ -107,4 +117,4 @@ export const layerCheckpointStore = (
  * @since 0.1.0
  */
 export const layer = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
-  SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout)))
+  SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))

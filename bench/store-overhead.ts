@@ -1,0 +1,139 @@
+/**
+ * `npm run bench` (second part): what durable recording costs. The same
+ * request as `pipeline-overhead.ts` (4 no-op hooks, one tool step, a
+ * zero-latency model) with recording off, and recording into the memory
+ * store, a SQLite file (WAL) and PostgreSQL (when `EAP_BENCH_DATABASE_URL`
+ * or `EAP_TEST_DATABASE_URL` names one; `.ci/services.sh` starts one).
+ *
+ * Prints, per backend: the sequential median and p99 per request, the
+ * recording overhead (median minus recording off) and its ratio to the
+ * memory store's, and sustained recorded requests per second with 1 and 16
+ * requests in flight. Not a test: compare ratios within one run.
+ */
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Agent, CheckpointStore, ExecutionStore, Pipeline } from "../src/index.js"
+import * as Postgres from "../src/stores/sql/Postgres.js"
+import * as Sqlite from "../src/stores/sql/Sqlite.js"
+import { noopHook, quantile, tools, ZeroLatencyModel } from "./support.js"
+
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 200)
+const REQUESTS = Number(process.env.BENCH_STORE_REQUESTS ?? 1000)
+const THROUGHPUT_MS = Number(process.env.BENCH_THROUGHPUT_MS ?? 2000)
+const postgresUrl = process.env.EAP_BENCH_DATABASE_URL ?? process.env.EAP_TEST_DATABASE_URL
+
+type Stores = Layer.Layer<ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
+
+interface Backend {
+  readonly name: string
+  readonly recording: boolean
+  readonly stores: Stores
+}
+
+const memoryStores = (): Stores => Layer.merge(ExecutionStore.layerMemory(), CheckpointStore.layerMemory)
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-bench-"))
+const prefix = `bench_${process.pid}_`
+const backends: Array<Backend> = [
+  { name: "recording off", recording: false, stores: memoryStores() },
+  { name: "memory", recording: true, stores: memoryStores() },
+  { name: "SQLite (file, WAL)", recording: true, stores: Sqlite.layer({ filename: path.join(dir, "bench.db") }) },
+  ...(postgresUrl === undefined
+    ? []
+    : [{
+      name: "PostgreSQL",
+      recording: true,
+      stores: Postgres.layer({ url: Redacted.make(postgresUrl), tablePrefix: prefix })
+    }])
+]
+
+const agentOver = (backend: Backend) =>
+  ManagedRuntime.make(Agent.layer({
+    model: ZeroLatencyModel,
+    tools,
+    hooks: [0, 1, 2, 3].map(noopHook),
+    options: { recording: backend.recording },
+    executionStore: backend.stores,
+    checkpointStore: backend.stores
+  }))
+
+interface Result {
+  readonly name: string
+  readonly median: number
+  readonly p99: number
+  readonly rps1: number
+  readonly rps16: number
+}
+
+const measure = async (backend: Backend): Promise<Result> => {
+  const runtime = agentOver(backend)
+  const pipeline = await runtime.runPromise(Pipeline.Pipeline)
+  let id = 0
+  const one = () => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `${backend.name}-${Date.now()}-${id++}` }))
+  for (let i = 0; i < WARMUP; i++) await one()
+  const samples: Array<number> = []
+  for (let i = 0; i < REQUESTS; i++) {
+    const t0 = process.hrtime.bigint()
+    await one()
+    samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+  }
+  samples.sort((a, b) => a - b)
+  const throughput = async (inFlight: number) => {
+    const until = Date.now() + THROUGHPUT_MS
+    let done = 0
+    const t0 = process.hrtime.bigint()
+    await Promise.all(Array.from({ length: inFlight }, async () => {
+      while (Date.now() < until) {
+        await one()
+        done++
+      }
+    }))
+    return done / (Number(process.hrtime.bigint() - t0) / 1e9)
+  }
+  const rps1 = await throughput(1)
+  const rps16 = await throughput(16)
+  await runtime.dispose()
+  return { name: backend.name, median: quantile(samples, 0.5), p99: quantile(samples, 0.99), rps1, rps16 }
+}
+
+const main = async () => {
+  const results: Array<Result> = []
+  for (const backend of backends) results.push(await measure(backend))
+  const off = results[0]!
+  const memory = results[1]!
+  const memoryOverhead = memory.median - off.median
+  console.log(
+    `\nnode ${process.version}, 4 no-op hooks, ${REQUESTS} sequential requests per store after ${WARMUP} warm-up; throughput over ${THROUGHPUT_MS} ms${
+      postgresUrl === undefined ? "; PostgreSQL skipped (set EAP_BENCH_DATABASE_URL)" : ""
+    }\n`
+  )
+  console.log("| store | median µs | p99 µs | recording overhead µs | overhead vs memory | req/s, 1 in flight | req/s, 16 in flight |")
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+  for (const r of results) {
+    const overhead = r.median - off.median
+    console.log(
+      `| ${r.name} | ${r.median.toFixed(1)} | ${r.p99.toFixed(1)} | ${r === off ? "–" : overhead.toFixed(1)} | ${
+        r === off ? "–" : `${(overhead / memoryOverhead).toFixed(2)}×`
+      } | ${r.rps1.toFixed(0)} | ${r.rps16.toFixed(0)} |`
+    )
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+  if (postgresUrl !== undefined) {
+    // The bench's own tables go with it.
+    const { PgClient } = await import("@effect/sql-pg")
+    const { SqlClient } = await import("@effect/sql/SqlClient")
+    await Effect.runPromise(
+      Effect.flatMap(SqlClient, (sql) =>
+        Effect.forEach(["execution_records", "checkpoints", "migrations"], (t) => sql`DROP TABLE IF EXISTS ${sql(prefix + t)}`, {
+          discard: true
+        })).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(postgresUrl) })))
+    )
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
