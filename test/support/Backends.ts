@@ -58,7 +58,7 @@ export const dropTables = (prefix: string) =>
     Effect.flatMap(SqlClient, (sql) => {
       const tables = tablesFor(prefix)
       return Effect.forEach(
-        [tables.records, tables.checkpoints, tables.migrations],
+        Object.values(tables),
         (table) => sql`DROP TABLE IF EXISTS ${sql(table)}`,
         { discard: true }
       )

@@ -7,10 +7,14 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Layer, Redacted } from "effect"
+import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
 import * as SqlStores from "./SqlStores.js"
+import * as SqlActivityStore from "./SqlActivityStore.js"
+import { activityClient } from "./internal/activityClient.js"
 
 export * as SqlStores from "./SqlStores.js"
+export * as SqlActivityStore from "./SqlActivityStore.js"
 
 /**
  * Options: `url` (`postgres://user:password@host:port/database`, kept
@@ -52,3 +56,19 @@ export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnectio
  */
 export const layerExecutionStore = (options: PostgresOptions): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
   SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The activity store in PostgreSQL: the signals of every agent process that
+ * shares the database.
+ *
+ * @example
+ * ```ts
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const ActivityLive = Postgres.layerActivityStore({ url: "postgres://agent:secret@127.0.0.1:5432/agent" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerActivityStore = (options: PostgresOptions): Layer.Layer<ActivityStore, ActivityStoreError> =>
+  SqlActivityStore.layerActivityStore(options).pipe(Layer.provide(activityClient(layerClient(options))))

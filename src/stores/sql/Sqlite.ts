@@ -9,10 +9,14 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
 import * as SqlStores from "./SqlStores.js"
+import * as SqlActivityStore from "./SqlActivityStore.js"
+import { activityClient } from "./internal/activityClient.js"
 
 export * as SqlStores from "./SqlStores.js"
+export * as SqlActivityStore from "./SqlActivityStore.js"
 
 /** The default database file. */
 export const defaultFilename = "./data/agent.db"
@@ -66,3 +70,21 @@ export const layerClient = (filename: string = defaultFilename) =>
  */
 export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
   SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename)))
+
+/**
+ * The activity store in a SQLite file: the signals of the agent processes on
+ * one machine that share the file (`:memory:` keeps them in one process).
+ *
+ * @example
+ * ```ts
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * const ActivityLive = Sqlite.layerActivityStore({ filename: "./data/agent.db" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerActivityStore = (
+  options: SqliteOptions = {}
+): Layer.Layer<ActivityStore, ActivityStoreError> =>
+  SqlActivityStore.layerActivityStore(options).pipe(Layer.provide(activityClient(layerClient(options.filename))))
