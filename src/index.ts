@@ -25,6 +25,9 @@ export * as PromptBuilder from "./pipeline/PromptBuilder.js"
 export * as Retrieval from "./pipeline/Retrieval.js"
 export * as ShortCircuit from "./pipeline/ShortCircuit.js"
 
+// Built-in hooks
+export * as Activity from "./hooks/Activity.js"
+
 // Data: requests, plans, records, errors
 export * as ExecutionRecord from "./domain/ExecutionRecord.js"
 export * as HookPoint from "./domain/HookPoint.js"
@@ -61,6 +64,7 @@ export * as ToolCalls from "./ai/ToolCalls.js"
 export * as ToolRegistry from "./ai/ToolRegistry.js"
 
 // Stores
+export * as ActivityStore from "./stores/ActivityStore.js"
 export * as CheckpointStore from "./stores/CheckpointStore.js"
 export * as ExecutionStore from "./stores/ExecutionStore.js"
 export * as MemoryStore from "./stores/MemoryStore.js"

@@ -16,7 +16,8 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   runtime: ["domain", "runtime"],
   stores: ["domain", "stores"],
   ai: ["domain", "runtime", "ai"],
-  pipeline: ["domain", "runtime", "stores", "ai", "pipeline"]
+  pipeline: ["domain", "runtime", "stores", "ai", "pipeline"],
+  hooks: ["domain", "runtime", "stores", "pipeline", "hooks"]
 }
 
 const modules = (dir: string): ReadonlyArray<string> =>

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
-import { ExecutionStore, HookEffects, PipelineError, PipelineOptions } from "effect-agent-pipeline"
+import { Activity, ActivityStore, ExecutionStore, HookEffects, PipelineError, PipelineOptions } from "effect-agent-pipeline"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const readme = readFileSync(join(root, "README.md"), "utf8")
@@ -117,7 +117,9 @@ describe("README tables", () => {
     const exported: ReadonlyArray<unknown> = [
       ...Object.values(PipelineError),
       ExecutionStore.ExecutionStoreError,
-      HookEffects.HookEffectReportError
+      HookEffects.HookEffectReportError,
+      ActivityStore.ActivityStoreError,
+      Activity.InvalidActivityOptions
     ]
     const tagged = exported.flatMap((value) =>
       typeof value === "function" && value.prototype instanceof Error ? [value.name] : []

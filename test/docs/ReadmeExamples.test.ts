@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Console, Effect, Option } from "effect"
-import { Agent, ExecutionStore, Hook, MemoryStore, Pipeline } from "effect-agent-pipeline"
+import { ActivityStore, Agent, ExecutionStore, Hook, MemoryStore, Pipeline } from "effect-agent-pipeline"
+import * as Activity from "../../examples/readme/activity.js"
 import * as Approval from "../../examples/readme/approval.js"
 import * as Assemble from "../../examples/readme/assemble.js"
 import * as Decode from "../../examples/readme/decode.js"
@@ -162,6 +163,35 @@ describe("README examples", () => {
         script: { plans: [{ steps: [] }], synthesis: "done" }
       }))
     ))
+})
+
+describe("README examples: activity coordination", () => {
+  it.effect("Activity coordination: the request sees the other agent, its own signal is gone afterwards, both owner effects completed", () =>
+    Effect.gen(function*() {
+      const store = yield* ActivityStore.ActivityStore
+      yield* store.announce(
+        { signalId: "courier:r7", domain: "weather", agent: "courier", requestId: "r7", summary: "planning deliveries in Lisbon" },
+        "1 minute"
+      )
+      const pipeline = yield* Pipeline.Pipeline
+      const result = yield* pipeline.process({
+        request: "What's the weather forecast in Lisbon?",
+        requestId: "forecast",
+        metadata: { activity_domain: "weather" }
+      })
+      expect(result._tag).toBe("Completed")
+      expect((yield* store.listActive("weather")).map((s) => s.signalId)).toEqual(["courier:r7"])
+      const records = yield* ExecutionStore.ExecutionStore
+      const record = Option.getOrThrow(yield* records.get("forecast"))
+      const effects = record.hookInvocations.find((i) => i.name === "activity-announcement")?.effects ?? []
+      expect(effects.map((e) => [e.effectId, e.status])).toEqual([
+        ["activity_signal_renewal", "succeeded"],
+        ["activity_signal_cleanup", "succeeded"],
+        ["activity_signal", "succeeded"],
+        ["activity_context", "succeeded"],
+        ["planning_enrichment:activity_coordination", "succeeded"]
+      ])
+    }).pipe(Effect.provide(Activity.AgentLive)))
 })
 
 describe("README examples: the hook runtime", () => {

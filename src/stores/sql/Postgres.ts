@@ -7,10 +7,14 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Layer, Redacted } from "effect"
+import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
 import type { CheckpointStore } from "../CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import { activityClient } from "./internal/activityClient.js"
+import * as SqlActivityStore from "./SqlActivityStore.js"
 import * as SqlStores from "./SqlStores.js"
 
+export * as SqlActivityStore from "./SqlActivityStore.js"
 export * as SqlStores from "./SqlStores.js"
 
 /**
@@ -79,3 +83,19 @@ export const layerCheckpointStore = (
  */
 export const layer = (options: PostgresOptions): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
   SqlStores.layer(options).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The activity store in PostgreSQL: the signals of every agent process that
+ * shares the database.
+ *
+ * @example
+ * ```ts
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const ActivityLive = Postgres.layerActivityStore({ url: "postgres://agent:secret@127.0.0.1:5432/agent" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerActivityStore = (options: PostgresOptions): Layer.Layer<ActivityStore, ActivityStoreError> =>
+  SqlActivityStore.layerActivityStore(options).pipe(Layer.provide(activityClient(layerClient(options))))

@@ -10,10 +10,14 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { Context, Duration, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
 import type { CheckpointStore } from "../CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import { activityClient } from "./internal/activityClient.js"
+import * as SqlActivityStore from "./SqlActivityStore.js"
 import * as SqlStores from "./SqlStores.js"
 
+export * as SqlActivityStore from "./SqlActivityStore.js"
 export * as SqlStores from "./SqlStores.js"
 
 /** The default database file. */
@@ -118,3 +122,23 @@ export const layerCheckpointStore = (
  */
 export const layer = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
   SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
+
+/**
+ * The activity store in a SQLite file: the signals of the agent processes on
+ * one machine that share the file (`:memory:` keeps them in one process).
+ *
+ * @example
+ * ```ts
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * const ActivityLive = Sqlite.layerActivityStore({ filename: "./data/agent.db" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerActivityStore = (
+  options: SqliteOptions = {}
+): Layer.Layer<ActivityStore, ActivityStoreError> =>
+  SqlActivityStore.layerActivityStore(options).pipe(
+    Layer.provide(activityClient(layerClient(options.filename, options.busyTimeout, options.synchronous)))
+  )

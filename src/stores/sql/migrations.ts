@@ -14,6 +14,7 @@ import { Effect, Schedule } from "effect"
 export interface Tables {
   readonly records: string
   readonly checkpoints: string
+  readonly activitySignals: string
   readonly migrations: string
 }
 
@@ -28,6 +29,7 @@ export const tablesFor = (prefix: string = defaultPrefix): Tables => {
   return {
     records: `${prefix}execution_records`,
     checkpoints: `${prefix}checkpoints`,
+    activitySignals: `${prefix}activity_signals`,
     migrations: `${prefix}migrations`
   }
 }
@@ -75,6 +77,11 @@ const executionRecords = (tables: Tables) =>
         ], { discard: true })
     }))
 
+/** Which writer's snapshot a row is exactly (see `ExecutionStoreSql`): a writer's next one needs no merge. */
+const recordWriter = (tables: Tables) =>
+  Effect.flatMap(SqlClient, (sql) =>
+    sql`ALTER TABLE ${sql(tables.records)} ADD COLUMN writer_id TEXT`.pipe(Effect.asVoid))
+
 const checkpoints = (tables: Tables) =>
   Effect.flatMap(SqlClient, (sql) =>
     sql`CREATE TABLE ${sql(tables.checkpoints)} (
@@ -85,6 +92,23 @@ const checkpoints = (tables: Tables) =>
       claim_owner TEXT,
       claim_expires_at BIGINT
     )`.pipe(Effect.asVoid))
+
+const activitySignals = (tables: Tables) =>
+  Effect.flatMap(SqlClient, (sql) =>
+    Effect.all([
+      sql`CREATE TABLE ${sql(tables.activitySignals)} (
+        signal_id TEXT PRIMARY KEY,
+        domain TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        data TEXT,
+        announced_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      )`,
+      sql`CREATE INDEX ${sql(`${tables.activitySignals}_domain`)} ON ${sql(tables.activitySignals)} (domain, expires_at)`,
+      sql`CREATE INDEX ${sql(`${tables.activitySignals}_expires`)} ON ${sql(tables.activitySignals)} (expires_at)`
+    ], { discard: true }))
 
 const migrator = Migrator.make({})
 
@@ -99,7 +123,9 @@ export const migrate = (tables: Tables): Effect.Effect<void, Migrator.MigrationE
     table: tables.migrations,
     loader: Migrator.fromRecord({
       "1_execution_records": executionRecords(tables),
-      "2_checkpoints": checkpoints(tables)
+      "2_checkpoints": checkpoints(tables),
+      "3_activity_signals": activitySignals(tables),
+      "4_record_writer": recordWriter(tables)
     })
   }).pipe(
     Effect.retry({
