@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^effect-agent-pipeline\/sqlite$/, replacement: src("./src/stores/sql/Sqlite.ts") },
       { find: /^effect-agent-pipeline\/postgres$/, replacement: src("./src/stores/sql/Postgres.ts") },
+      { find: /^effect-agent-pipeline\/redis$/, replacement: src("./src/stores/redis/ActivityStoreRedis.ts") },
       { find: /^effect-agent-pipeline$/, replacement: src("./src/index.ts") }
     ]
   },

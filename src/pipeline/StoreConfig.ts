@@ -7,13 +7,16 @@
  * | `AGENT_STORE` | `memory`, `sqlite`, `postgres` | `sqlite` |
  * | `SQLITE_PATH` | a file path, or `:memory:` | `./data/agent.db` |
  * | `DATABASE_URL` | `postgres://user:password@host:port/database` | required for `postgres` |
+ * | `ACTIVITY_STORE` | `memory`, `sqlite`, `postgres`, `redis` | as `AGENT_STORE` |
+ * | `REDIS_URL` | `redis://[:password@]host:port[/db]` | required for `redis` |
  *
- * The SQL backends are loaded only when chosen, so a program that runs on
- * `memory` needs none of the SQL packages installed.
+ * The SQL and Redis backends are loaded only when chosen, so a program that
+ * runs on `memory` needs none of their packages installed.
  *
  * @since 0.1.0
  */
 import { Config, ConfigError, Effect, Layer, Option, type Redacted } from "effect"
+import * as ActivityStore from "../stores/ActivityStore.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 
@@ -26,6 +29,9 @@ export interface StoreSettings {
   readonly backend: "memory" | "sqlite" | "postgres"
   readonly sqlitePath: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** Where activity signals live (default: the same backend as the records). */
+  readonly activityBackend: "memory" | "sqlite" | "postgres" | "redis"
+  readonly redisUrl: Option.Option<Redacted.Redacted>
 }
 
 /**
@@ -36,8 +42,10 @@ export interface StoreSettings {
 export const settings: Config.Config<StoreSettings> = Config.all({
   backend: Config.literal("memory", "sqlite", "postgres")("AGENT_STORE").pipe(Config.withDefault("sqlite" as const)),
   sqlitePath: Config.string("SQLITE_PATH").pipe(Config.withDefault("./data/agent.db")),
-  databaseUrl: Config.option(Config.redacted("DATABASE_URL"))
-})
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  activity: Config.option(Config.literal("memory", "sqlite", "postgres", "redis")("ACTIVITY_STORE")),
+  redisUrl: Config.option(Config.redacted("REDIS_URL"))
+}).pipe(Config.map(({ activity, ...rest }) => ({ ...rest, activityBackend: Option.getOrElse(activity, () => rest.backend) })))
 
 /**
  * The store Layers of an agent.
@@ -49,9 +57,9 @@ export interface StoreLayers {
   readonly checkpointStore: Layer.Layer<CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
 }
 
-const loadFailed = (module: string, packages: string) => (error: unknown) =>
+const loadFailed = (module: string, packages: string, variable = "AGENT_STORE") => (error: unknown) =>
   ConfigError.InvalidData(
-    ["AGENT_STORE"],
+    [variable],
     `cannot load the ${module} backend (install ${packages}): ${String(error)}`
   )
 
@@ -110,3 +118,65 @@ export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, Conf
     }
   }
 }
+
+const required = (value: Option.Option<Redacted.Redacted>, name: string, why: string) =>
+  Option.match(value, {
+    onNone: () => Effect.fail(ConfigError.MissingData([name], why)),
+    onSome: Effect.succeed
+  })
+
+/**
+ * The activity store for `settings` (`ACTIVITY_STORE`, `REDIS_URL`), for the
+ * activity hooks (`Activity.make`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { StoreConfig } from "effect-agent-pipeline"
+ *
+ * const ActivityLive = Layer.unwrapEffect(Effect.flatMap(StoreConfig.settings, StoreConfig.activityLayer))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const activityLayer = (
+  settings: StoreSettings
+): Effect.Effect<Layer.Layer<ActivityStore.ActivityStore, ActivityStore.ActivityStoreError>, ConfigError.ConfigError> => {
+  switch (settings.activityBackend) {
+    case "memory":
+      return Effect.succeed(ActivityStore.layerMemory)
+    case "sqlite":
+      return Effect.tryPromise({
+        try: () => import("../stores/sql/Sqlite.js"),
+        catch: loadFailed("sqlite", "@effect/sql and @effect/sql-sqlite-node", "ACTIVITY_STORE")
+      }).pipe(Effect.map((Sqlite) => Sqlite.layerActivityStore({ filename: settings.sqlitePath })))
+    case "postgres":
+      return Effect.flatMap(
+        required(settings.databaseUrl, "DATABASE_URL", "ACTIVITY_STORE=postgres needs DATABASE_URL"),
+        (url) =>
+          Effect.tryPromise({
+            try: () => import("../stores/sql/Postgres.js"),
+            catch: loadFailed("postgres", "@effect/sql and @effect/sql-pg", "ACTIVITY_STORE")
+          }).pipe(Effect.map((Postgres) => Postgres.layerActivityStore({ url })))
+      )
+    case "redis":
+      return Effect.flatMap(
+        required(settings.redisUrl, "REDIS_URL", "ACTIVITY_STORE=redis needs REDIS_URL"),
+        (url) =>
+          Effect.tryPromise({
+            try: () => import("../stores/redis/ActivityStoreRedis.js"),
+            catch: loadFailed("redis", "ioredis", "ACTIVITY_STORE")
+          }).pipe(Effect.map((Redis) => Redis.layer({ url })))
+      )
+  }
+}
+
+/**
+ * The configured activity store, as a Layer (reads the configuration when built).
+ *
+ * @since 0.1.0
+ */
+export const layerActivityStore: Layer.Layer<
+  ActivityStore.ActivityStore,
+  ConfigError.ConfigError | ActivityStore.ActivityStoreError
+> = Layer.unwrapEffect(Effect.flatMap(settings, activityLayer))

@@ -8,8 +8,8 @@ import { ConfigProvider, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Agent, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
-import { postgresUrl, unavailable } from "../support/Backends.js"
+import { ActivityStore, Agent, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
+import { postgresUrl, redisUrl, unavailable } from "../support/Backends.js"
 
 const withConfig = (values: Record<string, string>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(values))))
@@ -72,5 +72,36 @@ describe("stores from configuration", () => {
       expect(first.result._tag).toBe("Completed")
       const second = yield* runOnce({ AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "" }, `${id}-b`)
       expect(second.before).toContain(id)
+    }))
+
+  /** Announces a signal through the configured activity store and lists it back. */
+  const roundTrip = (values: Record<string, string>) =>
+    Effect.gen(function*() {
+      const store = yield* ActivityStore.ActivityStore
+      const domain = `config-${Date.now()}-${Math.random()}`
+      yield* store.announce({ signalId: `${domain}-s`, domain, agent: "a", requestId: "r", summary: "working" }, "1 minute")
+      const active = yield* store.listActive(domain)
+      yield* store.remove(`${domain}-s`)
+      return active.map((s) => s.summary)
+    }).pipe(Effect.provide(StoreConfig.layerActivityStore.pipe(Layer.provide(withConfig(values)))))
+
+  it.effect("the activity store follows AGENT_STORE unless ACTIVITY_STORE says otherwise; redis needs REDIS_URL", () =>
+    Effect.gen(function*() {
+      const read = (values: Record<string, string>) => StoreConfig.settings.pipe(Effect.provide(withConfig(values)))
+      expect((yield* read({})).activityBackend).toBe("sqlite")
+      expect((yield* read({ AGENT_STORE: "postgres" })).activityBackend).toBe("postgres")
+      expect((yield* read({ AGENT_STORE: "postgres", ACTIVITY_STORE: "redis" })).activityBackend).toBe("redis")
+      expect(yield* roundTrip({ AGENT_STORE: "memory" })).toEqual(["working"])
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-activity-config-"))
+      expect(yield* roundTrip({ ACTIVITY_STORE: "sqlite", SQLITE_PATH: path.join(dir, "a.db") })).toEqual(["working"])
+      fs.rmSync(dir, { recursive: true, force: true })
+      const missing = yield* Effect.flip(roundTrip({ ACTIVITY_STORE: "redis" }))
+      expect(String(missing)).toContain("REDIS_URL")
+    }))
+
+  const noRedis = unavailable("redis")
+  it.effect.skipIf(noRedis !== undefined)(`ACTIVITY_STORE=redis with REDIS_URL${noRedis ? ` (skipped: ${noRedis})` : ""}`, () =>
+    Effect.gen(function*() {
+      expect(yield* roundTrip({ ACTIVITY_STORE: "redis", REDIS_URL: redisUrl ?? "" })).toEqual(["working"])
     }))
 })
