@@ -30,10 +30,9 @@ import { id } from "../domain/ErrorId.js"
 import type { Json, JsonObject } from "../domain/Json.js"
 import { EnrichmentActivityCoordination, type PipelineContext } from "../domain/PipelineContext.js"
 import type { Hook } from "../pipeline/Hook.js"
-import * as HookEffects from "../runtime/HookEffects.js"
 import * as RequestScope from "../runtime/RequestScope.js"
 import { type ActivitySignal, ActivityStore, type Announcement } from "../stores/ActivityStore.js"
-import { CleanupEffectId, type OwnerConfig, register, type Registry, startRenewal } from "./internal/activityOwner.js"
+import { type OwnerConfig, register, type Registry, report, reportCleanup, startRenewal } from "./internal/activityOwner.js"
 
 export { CleanupEffectId, RenewalEffectId } from "./internal/activityOwner.js"
 
@@ -181,7 +180,6 @@ export const render = (domain: string, signals: ReadonlyArray<ActivitySignal>): 
     ...signals.map((s) => `- ${s.agent} (request ${s.requestId}): ${s.summary}`)
   ].join("\n")
 
-const report = (input: HookEffects.HookEffectInput) => Effect.ignore(HookEffects.report(input))
 
 /**
  * Builds the announcement and cleanup hooks (they share who owns which
@@ -314,23 +312,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
         const signalId = signalIdFor(agent, context.requestId)
         const started = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const removal = yield* Effect.either(Effect.uninterruptible(store.remove(signalId)))
-        const ended = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        yield* report({
-          effectId: CleanupEffectId,
-          name: "Activity signal cleanup",
-          status: removal._tag === "Right" ? "succeeded" : "failed",
-          data: {
-            signal_id: signalId,
-            mode: "direct",
-            submitted: 1,
-            errors: removal._tag === "Right" ? 0 : 1,
-            provider_call_status: removal._tag === "Right" ? "returned" : "error"
-          },
-          summary: "removal submitted after synthesis",
-          startedAt: started,
-          duration: ended - started,
-          ...(removal._tag === "Left" ? { error: removal.left.message } : {})
-        })
+        yield* reportCleanup(signalId, removal, started, { mode: "direct", summary: "removal submitted after synthesis" })
         return response
       })
 

@@ -7,7 +7,7 @@
  * interrupts and joins that fiber, then removes the signal, then completes
  * both effects with their counters.
  */
-import { Cause, Effect, type Exit, Fiber, Schedule } from "effect"
+import { Cause, Effect, Either, type Exit, Fiber, Schedule } from "effect"
 import * as HookEffects from "../../runtime/HookEffects.js"
 import * as RequestScope from "../../runtime/RequestScope.js"
 import type { ActivityStore, Announcement } from "../../stores/ActivityStore.js"
@@ -46,7 +46,38 @@ export interface OwnerConfig {
 const exitOf = (exit: Exit.Exit<unknown, unknown>): string =>
   exit._tag === "Success" ? "success" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "failure"
 
-const report = (input: HookEffects.HookEffectInput) => Effect.ignore(HookEffects.report(input))
+/** Reports an effect of the current hook run; a refused report does not change the request. */
+export const report = (input: HookEffects.HookEffectInput) => Effect.ignore(HookEffects.report(input))
+
+/**
+ * Reports the terminal `activity_signal_cleanup` effect: one removal
+ * submitted, and whether the store returned an error (not whether the
+ * backend is healthy).
+ */
+export const reportCleanup = (
+  signalId: string,
+  removal: Either.Either<unknown, { readonly message: string }>,
+  started: number,
+  how: { readonly mode: "managed" | "direct"; readonly summary: string; readonly requestExit?: string }
+) =>
+  Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+    report({
+      effectId: CleanupEffectId,
+      name: "Activity signal cleanup",
+      status: Either.isRight(removal) ? "succeeded" : "failed",
+      data: {
+        signal_id: signalId,
+        mode: how.mode,
+        submitted: 1,
+        errors: Either.isRight(removal) ? 0 : 1,
+        provider_call_status: Either.isRight(removal) ? "returned" : "error",
+        ...(how.requestExit === undefined ? {} : { request_exit: how.requestExit })
+      },
+      summary: how.summary,
+      startedAt: started,
+      duration: Math.max(0, now - started),
+      ...(Either.isLeft(removal) ? { error: removal.left.message } : {})
+    }))
 
 /** One renewal: extend the latest signal; re-announce it if it expired meanwhile. */
 const renewOnce = (config: OwnerConfig, owner: Owner) =>
@@ -162,22 +193,9 @@ const close = (
       startedAt: started,
       ...(owner.lastError === undefined ? {} : { error: owner.lastError })
     })
-    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    yield* report({
-      effectId: CleanupEffectId,
-      name: "Activity signal cleanup",
-      status: removal._tag === "Right" ? "succeeded" : "failed",
-      data: {
-        signal_id: signalId,
-        mode: "managed",
-        submitted: 1,
-        errors: removal._tag === "Right" ? 0 : 1,
-        provider_call_status: removal._tag === "Right" ? "returned" : "error",
-        request_exit: requestExit
-      },
+    yield* reportCleanup(signalId, removal, started, {
+      mode: "managed",
       summary: "removal submitted after renewal was joined",
-      startedAt: started,
-      duration: Math.max(0, now - started),
-      ...(removal._tag === "Left" ? { error: removal.left.message } : {})
+      requestExit
     })
   })

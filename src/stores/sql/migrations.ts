@@ -35,47 +35,32 @@ export const tablesFor = (prefix: string = defaultPrefix): Tables => {
 }
 
 const executionRecords = (tables: Tables) =>
-  Effect.flatMap(SqlClient, (sql) =>
-    sql.onDialectOrElse({
-      pg: () =>
-        Effect.all([
-          sql`CREATE TABLE ${sql(tables.records)} (
-            seq BIGSERIAL PRIMARY KEY,
-            request_id TEXT NOT NULL UNIQUE,
-            revision BIGINT NOT NULL,
-            status TEXT NOT NULL,
-            started_at BIGINT NOT NULL,
-            stored_at BIGINT NOT NULL,
-            expires_at BIGINT NOT NULL,
-            lease_expires_at BIGINT,
-            hook_names JSONB NOT NULL,
-            schema_version INTEGER NOT NULL,
-            body TEXT NOT NULL
-          )`,
-          sql`CREATE INDEX ${sql(`${tables.records}_expires`)} ON ${sql(tables.records)} (expires_at)`,
-          sql`CREATE INDEX ${sql(`${tables.records}_lease`)} ON ${sql(tables.records)} (status, lease_expires_at)`,
-          sql`CREATE INDEX ${sql(`${tables.records}_started`)} ON ${sql(tables.records)} (started_at)`
-        ], { discard: true }),
-      orElse: () =>
-        Effect.all([
-          sql`CREATE TABLE ${sql(tables.records)} (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            request_id TEXT NOT NULL UNIQUE,
-            revision INTEGER NOT NULL,
-            status TEXT NOT NULL,
-            started_at INTEGER NOT NULL,
-            stored_at INTEGER NOT NULL,
-            expires_at INTEGER NOT NULL,
-            lease_expires_at INTEGER,
-            hook_names TEXT NOT NULL,
-            schema_version INTEGER NOT NULL,
-            body TEXT NOT NULL
-          )`,
-          sql`CREATE INDEX ${sql(`${tables.records}_expires`)} ON ${sql(tables.records)} (expires_at)`,
-          sql`CREATE INDEX ${sql(`${tables.records}_lease`)} ON ${sql(tables.records)} (status, lease_expires_at)`,
-          sql`CREATE INDEX ${sql(`${tables.records}_started`)} ON ${sql(tables.records)} (started_at)`
-        ], { discard: true })
-    }))
+  Effect.flatMap(SqlClient, (sql) => {
+    // The dialects differ in the key column and the JSON type only
+    // (SQLite's INTEGER and BIGINT are the same 64-bit integers).
+    const key = sql.onDialectOrElse({ pg: () => "BIGSERIAL PRIMARY KEY", orElse: () => "INTEGER PRIMARY KEY AUTOINCREMENT" })
+    const json = sql.onDialectOrElse({ pg: () => "JSONB", orElse: () => "TEXT" })
+    const index = (name: string, columns: string) =>
+      sql`CREATE INDEX ${sql(`${tables.records}_${name}`)} ON ${sql(tables.records)} (${sql.literal(columns)})`
+    return Effect.all([
+      sql`CREATE TABLE ${sql(tables.records)} (
+        seq ${sql.literal(key)},
+        request_id TEXT NOT NULL UNIQUE,
+        revision BIGINT NOT NULL,
+        status TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        stored_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        lease_expires_at BIGINT,
+        hook_names ${sql.literal(json)} NOT NULL,
+        schema_version INTEGER NOT NULL,
+        body TEXT NOT NULL
+      )`,
+      index("expires", "expires_at"),
+      index("lease", "status, lease_expires_at"),
+      index("started", "started_at")
+    ], { discard: true })
+  })
 
 /** Which writer's snapshot a row is exactly (see `ExecutionStoreSql`): a writer's next one needs no merge. */
 const recordWriter = (tables: Tables) =>
