@@ -67,45 +67,74 @@ interface Result {
   readonly rps16: number
 }
 
-const measure = async (backend: Backend): Promise<Result> => {
+interface Running {
+  readonly backend: Backend
+  readonly one: () => Promise<unknown>
+  readonly samples: Array<number>
+  readonly dispose: () => Promise<void>
+}
+
+const open = async (backend: Backend): Promise<Running> => {
   const runtime = agentOver(backend)
   const pipeline = await runtime.runPromise(Pipeline.Pipeline)
   let id = 0
-  const one = () => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `${backend.name}-${Date.now()}-${id++}` }))
-  for (let i = 0; i < WARMUP; i++) await one()
-  const samples: Array<number> = []
-  for (let i = 0; i < REQUESTS; i++) {
-    const t0 = process.hrtime.bigint()
-    await one()
-    samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+  const run = `${Date.now()}`
+  return {
+    backend,
+    samples: [],
+    one: () => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `${backend.name}-${run}-${id++}` })),
+    dispose: () => runtime.dispose()
   }
-  samples.sort((a, b) => a - b)
-  const throughput = async (inFlight: number) => {
-    const until = Date.now() + THROUGHPUT_MS
-    let done = 0
-    const t0 = process.hrtime.bigint()
-    await Promise.all(Array.from({ length: inFlight }, async () => {
-      while (Date.now() < until) {
-        await one()
-        done++
-      }
-    }))
-    return done / (Number(process.hrtime.bigint() - t0) / 1e9)
-  }
-  const rps1 = await throughput(1)
-  const rps16 = await throughput(16)
-  await runtime.dispose()
-  return { name: backend.name, median: quantile(samples, 0.5), p99: quantile(samples, 0.99), rps1, rps16 }
+}
+
+const ROUNDS = 10
+
+/** Requests per second over `THROUGHPUT_MS` with `inFlight` requests at a time. */
+const throughput = async (r: Running, inFlight: number) => {
+  const until = Date.now() + THROUGHPUT_MS
+  let done = 0
+  const t0 = process.hrtime.bigint()
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (Date.now() < until) {
+      await r.one()
+      done++
+    }
+  }))
+  return done / (Number(process.hrtime.bigint() - t0) / 1e9)
 }
 
 const main = async () => {
+  const running: Array<Running> = []
+  for (const backend of backends) running.push(await open(backend))
+  for (const r of running) for (let i = 0; i < WARMUP; i++) await r.one()
+  // Rounds interleave the stores, so machine noise hits all of them alike.
+  const perRound = Math.ceil(REQUESTS / ROUNDS)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const r of running) {
+      for (let i = 0; i < perRound; i++) {
+        const t0 = process.hrtime.bigint()
+        await r.one()
+        r.samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+      }
+    }
+  }
   const results: Array<Result> = []
-  for (const backend of backends) results.push(await measure(backend))
+  for (const r of running) {
+    const sorted = r.samples.slice().sort((x, y) => x - y)
+    results.push({
+      name: r.backend.name,
+      median: quantile(sorted, 0.5),
+      p99: quantile(sorted, 0.99),
+      rps1: await throughput(r, 1),
+      rps16: await throughput(r, 16)
+    })
+    await r.dispose()
+  }
   const off = results[0]!
   const memory = results[1]!
   const memoryOverhead = memory.median - off.median
   console.log(
-    `\nnode ${process.version}, 4 no-op hooks, ${REQUESTS} sequential requests per store after ${WARMUP} warm-up; throughput over ${THROUGHPUT_MS} ms${
+    `\nnode ${process.version}, 4 no-op hooks, ${REQUESTS} sequential requests per store after ${WARMUP} warm-up, in ${ROUNDS} interleaved rounds; throughput over ${THROUGHPUT_MS} ms${
       postgresUrl === undefined ? "; PostgreSQL skipped (set EAP_BENCH_DATABASE_URL)" : ""
     }\n`
   )

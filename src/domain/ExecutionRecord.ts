@@ -354,3 +354,16 @@ export const isErrorRecord = (record: ExecutionRecord): boolean =>
 export const decodeUnknown = Schema.decodeUnknown(ExecutionRecord)
 /** @since 0.1.0 */
 export const encode = Schema.encode(ExecutionRecord)
+
+/**
+ * The encoded (wire) form of a record the pipeline built, without the
+ * Schema interpreter: the Schema's encoding only renames `recordRevision`
+ * to `record_revision` (every other field encodes as itself). Equal to
+ * {@link encode}'s result (property-tested); stores call it on every write.
+ *
+ * @since 0.1.0
+ */
+export const encodeDirect = (record: ExecutionRecord): ExecutionRecordEncoded => {
+  const { recordRevision, ...rest } = record
+  return { ...rest, record_revision: recordRevision }
+}

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Clock, Duration, Effect, Either, Option, ParseResult, Schema } from "effect"
-import { CURRENT_SCHEMA_VERSION, ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import { CURRENT_SCHEMA_VERSION, encodeDirect, ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import {
   type CreateResult,
   defaultPageSize,
@@ -51,7 +51,6 @@ interface StoredRow {
   readonly seq: number | string
 }
 
-const encodeRecord = Schema.encodeEither(ExecutionRecord)
 const decodeRecord = Schema.decodeUnknownEither(ExecutionRecord)
 
 /** A row back into a record, or the reason it is not one. */
@@ -114,12 +113,11 @@ export const make = (
      */
     const columns = (record: ExecutionRecord, now: number, pure = true) =>
       Effect.map(
-        Effect.mapError(encodeRecord(record), (error) =>
-          new ExecutionStoreError({
-            operation: "encode",
-            detail: ParseResult.TreeFormatter.formatErrorSync(error)
-          })),
-        (encoded) => ({
+        Effect.try({
+          try: () => JSON.stringify(encodeDirect(record)),
+          catch: (error) => new ExecutionStoreError({ operation: "encode", detail: String(error) })
+        }),
+        (body) => ({
           requestId: record.requestId,
           revision: record.recordRevision,
           status: listedStatus(record),
@@ -130,7 +128,7 @@ export const make = (
           hooks: hookNamesValue(record),
           writer: pure ? record.writer?.id ?? null : null,
           version: record.schemaVersion,
-          body: JSON.stringify(encoded)
+          body
         })
       )
 
