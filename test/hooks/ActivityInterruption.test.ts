@@ -267,7 +267,7 @@ const interruptionProperty = (
         expect(totals.announced).toBeGreaterThan(0)
         expect(totals.renewals).toBeGreaterThan(0)
       }).pipe(Effect.scoped),
-    120_000
+    600_000
   )
 
 const fromLayer = (layer: Layer.Layer<ActivityStore.ActivityStore>) =>
@@ -275,9 +275,9 @@ const fromLayer = (layer: Layer.Layer<ActivityStore.ActivityStore>) =>
 
 describe("C18: randomized interruption points", () => {
   interruptionProperty("memory", memoryStore, 10_000, 32)
-  interruptionProperty("sqlite", fromLayer(sqliteActivityStore()), 500, 4)
+  interruptionProperty("sqlite", fromLayer(sqliteActivityStore()), 10_000, 4)
   const skipped = unavailable("redis")
-  if (skipped === undefined) interruptionProperty("redis", fromLayer(redisActivityStore()), 500, 4)
+  if (skipped === undefined) interruptionProperty("redis", fromLayer(redisActivityStore()), 10_000, 4)
   else it.skip(`redis skipped: ${skipped}`, () => {})
 })
 
