@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Logger, Option } from "effect"
-import { Agent, ExecutionStore, Hook, OfflineModel, Pipeline } from "effect-agent-pipeline"
+import { Effect, Option } from "effect"
+import { ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as Postgres from "effect-agent-pipeline/postgres"
-import { allTools } from "../../examples/shared/DemoTools.js"
+import { agentWithBoundary, keepingWarnings } from "../support/StoreTrouble.js"
 import { postgresClient, postgresUrl, unavailable } from "../support/Backends.js"
 
 const skipped = unavailable("postgres")
@@ -30,23 +30,8 @@ describe("PostgreSQL down under a running agent", () => {
         const url = new URL(postgresUrl ?? "")
         url.pathname = `/${database}`
         const stores = Postgres.layer({ url: url.toString(), maxConnections: 2 })
-        const agent = Agent.layer({
-          model: OfflineModel.layer,
-          tools: allTools,
-          hooks: [
-            Hook.required({
-              name: "no-trades",
-              afterPlanning: (_ctx, plan) =>
-                plan.steps.some((s) => s.capability === "execute_trade") ? Effect.fail("trades are not allowed") : Effect.succeed(plan)
-            })
-          ],
-          executionStore: stores,
-          checkpointStore: stores
-        })
+        const agent = agentWithBoundary(stores)
         const warnings: Array<string> = []
-        const logger = Logger.make(({ logLevel, message }) => {
-          if (logLevel._tag === "Warning") warnings.push(JSON.stringify(message))
-        })
         const setConnections = (allow: boolean) =>
           admin((sql) =>
             Effect.zipRight(
@@ -80,7 +65,7 @@ describe("PostgreSQL down under a running agent", () => {
           yield* pipeline.process({ request: quote, requestId: "after" })
           expect(Option.getOrThrow(yield* store.get("after")).lifecycle?.status).toBe("succeeded")
           expect(Option.isSome(yield* store.get("before"))).toBe(true)
-        }).pipe(Effect.provide(agent), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        }).pipe(Effect.provide(agent), Effect.provide(keepingWarnings(warnings)))
         yield* admin((sql) => sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database}`)
         yield* admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(database)}`)
       }),

@@ -5,14 +5,14 @@
  * recording resumes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Agent, ExecutionStore, Hook, OfflineModel, Pipeline } from "effect-agent-pipeline"
+import { ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as Sqlite from "effect-agent-pipeline/sqlite"
-import { allTools } from "../../examples/shared/DemoTools.js"
+import { agentWithBoundary, keepingWarnings } from "../support/StoreTrouble.js"
 
 /** The part of better-sqlite3 this test uses: a second connection holding the write lock. */
 interface Connection {
@@ -27,23 +27,8 @@ describe("the SQLite file locked by another connection", () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-locked-"))
       const file = path.join(dir, "agent.db")
       const stores = Sqlite.layer({ filename: file, busyTimeout: "100 millis" })
-      const agent = Agent.layer({
-        model: OfflineModel.layer,
-        tools: allTools,
-        hooks: [
-          Hook.required({
-            name: "no-trades",
-            afterPlanning: (_ctx, plan) =>
-              plan.steps.some((s) => s.capability === "execute_trade") ? Effect.fail("trades are not allowed") : Effect.succeed(plan)
-          })
-        ],
-        executionStore: stores,
-        checkpointStore: stores
-      })
+      const agent = agentWithBoundary(stores)
       const warnings: Array<string> = []
-      const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(JSON.stringify(message))
-      })
       yield* Effect.gen(function*() {
         const pipeline = yield* Pipeline.Pipeline
         const store = yield* ExecutionStore.ExecutionStore
@@ -69,7 +54,7 @@ describe("the SQLite file locked by another connection", () => {
         expect(Option.isNone(yield* store.get("while-locked"))).toBe(true)
       }).pipe(
         Effect.provide(agent),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        Effect.provide(keepingWarnings(warnings))
       )
       fs.rmSync(dir, { recursive: true, force: true })
 
