@@ -282,7 +282,11 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
     Effect.suspend(() => {
       const run = invocations[slot]
       if (update === undefined || run === undefined) return persist
-      return logged(update(initial.requestId, (stored) => withRun(stored, run), { revision: -1, status: "merge" }))
+      return logged(Effect.flatMap(
+        update(initial.requestId, (stored) => withRun(stored, run), { revision: -1, status: "merge" }),
+        // No stored record to merge into (its writes failed, or it expired): write the snapshot whole.
+        (result) => (result === "missing" ? persist : Effect.void)
+      ))
     })
   // Every change is a synchronous read-modify-write: concurrent fibers cannot
   // interleave inside it, so no change is lost and the revision only grows.

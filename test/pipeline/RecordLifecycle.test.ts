@@ -7,7 +7,7 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, type Duration, Effect, Fiber, Option, Schema, TestClock } from "effect"
-import { Agent, ExecutionStore, Pipeline, ToolRegistry } from "effect-agent-pipeline"
+import { Agent, ExecutionStore, Hook, HookEffects, Pipeline, ToolRegistry } from "effect-agent-pipeline"
 import { makeHarness, plan } from "../support/Harness.js"
 
 const Slow = Tool.make("slow", {
@@ -172,6 +172,46 @@ describe("a record fit for durability", () => {
       expect(record.diagnostics).toContain(
         "record not created at request start: execution store create failed: database is locked"
       )
+    }))
+
+  it.effect("C15: a late effect update after every earlier write failed still writes the record, whole", () =>
+    Effect.gen(function*() {
+      const inner = yield* ExecutionStore.makeMemory()
+      // The store is down until the request has ended, then back.
+      let down = true
+      const refuse = new ExecutionStore.ExecutionStoreError({ operation: "write", detail: "database is down" })
+      const store: ExecutionStore.ExecutionStore.Service = {
+        ...inner,
+        create: (r) => (down ? Effect.fail(refuse) : inner.create(r)),
+        save: (r) => (down ? Effect.fail(refuse) : inner.save(r))
+      }
+      const release = yield* Deferred.make<void>()
+      const reported = yield* Deferred.make<void>()
+      const audit = Hook.make({
+        name: "audit",
+        beforePlanning: () =>
+          Effect.gen(function*() {
+            yield* HookEffects.report({ effectId: "audit-write", name: "Audit write", status: "pending" })
+            yield* Effect.forkDaemon(
+              Deferred.await(release).pipe(
+                Effect.zipRight(HookEffects.report({ effectId: "audit-write", name: "Audit write", status: "succeeded" })),
+                Effect.zipRight(Deferred.succeed(reported, undefined)),
+                Effect.orDie
+              )
+            )
+          }).pipe(Effect.orDie)
+      })
+      const h = yield* makeHarness({ hooks: [audit], script: { plans: [plan([])], synthesis: "answer" }, store })
+      const result = yield* h.pipeline.process({ request: "q", requestId: "late-after-outage" })
+      expect(result._tag).toBe("Completed")
+      expect(Option.isNone(yield* inner.get("late-after-outage"))).toBe(true)
+      down = false
+      yield* Deferred.succeed(release, undefined)
+      yield* Deferred.await(reported)
+      const record = Option.getOrThrow(yield* inner.get("late-after-outage"))
+      expect(record.lifecycle?.status).toBe("succeeded")
+      expect(record.finalResponse).toBe("answer")
+      expect(record.hookInvocations[0]?.effects.map((e) => [e.effectId, e.status])).toEqual([["audit-write", "succeeded"]])
     }))
 
   it.effect("recording off: no record is created and no lease is held", () =>
