@@ -11,7 +11,7 @@ import { ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as DeployConfig from "../../examples/readme/deploy-config.js"
 import * as DeployPostgres from "../../examples/readme/deploy-postgres.js"
 import * as DeploySqlite from "../../examples/readme/deploy-sqlite.js"
-import { postgresUrl, unavailable } from "../support/Backends.js"
+import { postgresUrl, redisUrl, unavailable } from "../support/Backends.js"
 
 const withConfig = (values: Record<string, string>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(values))))
@@ -53,17 +53,19 @@ describe("README: stores and deployments", () => {
       expect(Option.isSome(again)).toBe(true)
     }))
 
-  const skipped = unavailable("postgres")
-  it.effect.skipIf(skipped !== undefined)(`PostgreSQL from DATABASE_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
+  const skipped = unavailable("postgres") ?? unavailable("redis")
+  it.effect.skipIf(skipped !== undefined)(`PostgreSQL and Redis from DATABASE_URL and REDIS_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
     Effect.gen(function*() {
       const id = `readme-pg-${Date.now()}`
-      const record = yield* processOnce(id).pipe(
-        Effect.provide(DeployPostgres.AgentLive),
-        Effect.provide(withConfig({ DATABASE_URL: postgresUrl ?? "" }))
-      )
+      const urls = { DATABASE_URL: postgresUrl ?? "", REDIS_URL: redisUrl ?? "" }
+      const record = yield* processOnce(id).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig(urls)))
       expect(record.lifecycle?.status).toBe("succeeded")
+      // The activity hooks ran over Redis: their signal was announced and cleaned up.
+      expect(record.hookInvocations.map((i) => i.name)).toContain("activity-announcement")
+      const cleanup = record.hookInvocations.flatMap((i) => i.effects).find((e) => e.effectId === "activity_signal_cleanup")
+      expect(cleanup?.status).toBe("succeeded")
       const missing = yield* Effect.flip(
-        processOnce(`${id}-x`).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig({})))
+        processOnce(`${id}-x`).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig({ REDIS_URL: redisUrl ?? "" })))
       )
       expect(String(missing)).toContain("DATABASE_URL")
 
