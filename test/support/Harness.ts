@@ -106,7 +106,10 @@ export const makeHarness = (options: HarnessOptions = {}) =>
         ? Layer.succeed(ExecutionStore.ExecutionStore, options.store)
         : ExecutionStore.layerMemory(options.retention ? { retention: options.retention } : undefined)
     })
-    // These layers hold no resources, so the built context outlives the scope.
+    // The built context outlives the scope: the services keep working, but
+    // the scoped background work (the lease keeper's renewals and progress
+    // writes) stops with it. Tests of that work provide the agent's Layer
+    // for their whole body instead (see test/pipeline/RecordLifecycle.test.ts).
     const context = yield* Effect.scoped(Layer.build(layer))
     const test = Context.get(context, Agent.TestAgent)
     return {
