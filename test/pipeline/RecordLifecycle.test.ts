@@ -47,14 +47,33 @@ const agentWith = (
     executionStore: ExecutionStore.layerMemory({ sweepEvery: "1 hour" })
   })
 
+/**
+ * Runs `body` over an agent whose one-step plan calls the slow tool: the
+ * test sees `started` once the step runs and ends it with `release`.
+ */
+const whileSlowStepRuns = <A, E>(
+  body: (context: {
+    readonly pipeline: Pipeline.Pipeline.Service
+    readonly store: ExecutionStore.ExecutionStore.Service
+    readonly started: Deferred.Deferred<void>
+    readonly release: Deferred.Deferred<void>
+  }) => Effect.Effect<A, E>,
+  options?: { readonly recordLease?: Duration.DurationInput }
+) =>
+  Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    return yield* Effect.gen(function*() {
+      const pipeline = yield* Pipeline.Pipeline
+      const store = yield* ExecutionStore.ExecutionStore
+      return yield* body({ pipeline, store, started, release })
+    }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], options)))
+  })
+
 describe("a record fit for durability", () => {
   it.effect("the record exists from the start: running, owned by this process, with a lease", () =>
-    Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      yield* Effect.gen(function*() {
-        const pipeline = yield* Pipeline.Pipeline
-        const store = yield* ExecutionStore.ExecutionStore
+    whileSlowStepRuns(({ pipeline, release, started, store }) =>
+      Effect.gen(function*() {
         const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "early" }))
         yield* Deferred.await(started)
         const running = Option.getOrThrow(yield* store.get("early"))
@@ -70,16 +89,12 @@ describe("a record fit for durability", () => {
         // A finished record carries no lease: nobody has to renew it.
         expect(done.lifecycle?.leaseExpiresAt).toBeUndefined()
         expect(done.recordRevision).toBeGreaterThan(running.recordRevision)
-      }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])])))
-    }))
+      }))
+  )
 
   it.effect("two concurrent requests with the same id: the second gets InvalidRequest and the first's record is kept", () =>
-    Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      yield* Effect.gen(function*() {
-        const pipeline = yield* Pipeline.Pipeline
-        const store = yield* ExecutionStore.ExecutionStore
+    whileSlowStepRuns(({ pipeline, release, started, store }) =>
+      Effect.gen(function*() {
         const first = yield* Effect.fork(pipeline.process({ request: "first", requestId: "dup" }))
         yield* Deferred.await(started)
         const second = yield* Effect.flip(pipeline.process({ request: "second", requestId: "dup" }))
@@ -90,16 +105,12 @@ describe("a record fit for durability", () => {
         const record = Option.getOrThrow(yield* store.get("dup"))
         expect(record.request).toBe("first")
         expect(record.lifecycle?.status).toBe("succeeded")
-      }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])])))
-    }))
+      }))
+  )
 
   it.effect("the lease is renewed while the request runs (a new revision each third of the lease) and no longer after", () =>
-    Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      yield* Effect.gen(function*() {
-        const pipeline = yield* Pipeline.Pipeline
-        const store = yield* ExecutionStore.ExecutionStore
+    whileSlowStepRuns(({ pipeline, release, started, store }) =>
+      Effect.gen(function*() {
         const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "long" }))
         yield* Deferred.await(started)
         const first = Option.getOrThrow(yield* store.get("long"))
@@ -122,18 +133,12 @@ describe("a record fit for durability", () => {
         const after = Option.getOrThrow(yield* store.get("long"))
         expect(after.recordRevision).toBe(done.recordRevision)
         expect(after.lifecycle?.status).toBe("succeeded")
-      }).pipe(
-        Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], { recordLease: "3 seconds" }))
-      )
-    }))
+      }), { recordLease: "3 seconds" })
+  )
 
   it.effect("progress is written while the request runs: the plan and the step in flight within 500 ms", () =>
-    Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      yield* Effect.gen(function*() {
-        const pipeline = yield* Pipeline.Pipeline
-        const store = yield* ExecutionStore.ExecutionStore
+    whileSlowStepRuns(({ pipeline, release, started, store }) =>
+      Effect.gen(function*() {
         const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "progress" }))
         yield* Deferred.await(started)
         // Not yet written: the store has the record as created.
@@ -154,8 +159,8 @@ describe("a record fit for durability", () => {
         expect(done.phases.map((p) => [p.steps.map((s) => [s.step_id, s.status]), p.running])).toEqual([
           [[["s1", "succeeded"]], undefined]
         ])
-      }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])])))
-    }))
+      }))
+  )
 
   it.effect("a store that cannot create the record does not block the request; the final record says so", () =>
     Effect.gen(function*() {
