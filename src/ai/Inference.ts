@@ -13,6 +13,13 @@
  *   the draft);
  * - guards wrap the call (on a stream: the decision to start it).
  *
+ * Behind the seam each call is bounded and retried by the `ModelPolicy`
+ * (timeout per attempt, transient failures retried with backoff, the
+ * fallback model through `ExecutionPlan`) and each attempt is recorded as a
+ * `ModelCall`. A planning answer that is not a plan is re-asked — a new
+ * inference run whose prompt carries the rejected output and why it was
+ * rejected — up to `planReasks` times (hooks never trigger re-planning).
+ *
  * Model failures become `PlanningError` / `SynthesisError`; a guard's
  * refusal is `HookDenied`; a fail-closed transform's failure `HookFailed`.
  *
@@ -22,11 +29,14 @@ import { LanguageModel } from "@effect/ai"
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from "../domain/PipelineError.js"
-import { decodeText, RoutingPlan } from "../domain/RoutingPlan.js"
+import { escapeContent } from "../domain/PromptSections.js"
+import { decodeText, type RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
-import { DirectModel } from "./ModelProvider.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
+import { type CallInfo, clientOf, makeCaller } from "./internal/modelCalls.js"
+import { DirectModel } from "./ModelProvider.js"
+import * as ModelPolicy from "./ModelPolicy.js"
 
 /**
  * One model call: its prompt and where it happens.
@@ -71,45 +81,110 @@ export declare namespace Inference {
   }
 }
 
-const excerpt = (error: { readonly message: string }) => error.message.slice(0, 400)
-
-const decodePlanText = decodeText
-
 /**
- * Decorates a `LanguageModel` with the hook runtime's inference hooks.
+ * A second model to ask once the primary gave up (its retries spent):
+ * a `LanguageModel` Layer's services, see {@link layerFallback}.
  *
  * @since 0.1.0
  */
-export const make: Effect.Effect<Inference.Service, never, LanguageModel.LanguageModel | HookRuntime> = Effect.gen(
-  function*() {
+export class FallbackModel extends Context.Tag("effect-agent-pipeline/FallbackModel")<FallbackModel, {
+  readonly languageModel: LanguageModel.Service
+  readonly direct: DirectModel.Service | undefined
+}>() {}
+
+/**
+ * The fallback model from a `LanguageModel` Layer (any provider's).
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { Inference, OfflineModel } from "effect-agent-pipeline"
+ *
+ * const fallback = Inference.layerFallback(OfflineModel.layer)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerFallback = <E, R>(
+  model: Layer.Layer<LanguageModel.LanguageModel, E, R>
+): Layer.Layer<FallbackModel, E, R> =>
+  Layer.effect(
+    FallbackModel,
+    Effect.all({
+      languageModel: LanguageModel.LanguageModel,
+      direct: Effect.map(Effect.serviceOption(DirectModel), Option.getOrUndefined)
+    })
+  ).pipe(Layer.provide(model))
+
+const excerpt = (error: { readonly message: string }) => error.message.slice(0, 400)
+
+/** The model's own answer was not a plan (inside the seam: it is re-asked, or becomes `error`). */
+class NotAPlan {
+  readonly _tag = "NotAPlan"
+  constructor(readonly error: PlanningError) {}
+}
+
+/** The prompt of a re-ask: the original, the rejected output, and why it was rejected. */
+const reaskPrompt = (prompt: string, output: string, problem: string): string =>
+  `${prompt}\n\n<rejected_output>\n${escapeContent(output)}\n</rejected_output>\n\n<output_error>\n${
+    escapeContent(problem)
+  }\n</output_error>\n\nYour previous answer (rejected_output) is not a valid routing_plan: see output_error. ` +
+  "Answer again with only the routing_plan JSON object."
+
+const planningFailure = (phase: number) => (failure: ModelPolicy.ModelFailure) =>
+  new PlanningError({
+    reason: failure._tag === "ModelTimeout" ? "timed_out" : "model_failed",
+    phase,
+    detail: excerpt(failure),
+    cause: failure
+  })
+
+const synthesisFailure = (failure: ModelPolicy.ModelFailure) =>
+  new SynthesisError({
+    reason: failure._tag === "ModelTimeout" ? "timed_out" : "model_failed",
+    detail: excerpt(failure),
+    cause: failure
+  })
+
+/** A plan decoded from the model's text, or the `invalid_plan` error that keeps the text. */
+const decodePlan = (text: string, phase: number): Effect.Effect<RoutingPlan, PlanningError> =>
+  Effect.mapError(decodeText(text), (error) =>
+    new PlanningError({
+      reason: "invalid_plan",
+      phase,
+      detail: error.message.slice(0, 2000),
+      output: text,
+      cause: error
+    }))
+
+/**
+ * Decorates a `LanguageModel` with the hook runtime's inference hooks and
+ * the model policy.
+ *
+ * @since 0.1.0
+ */
+export const makeWith = (
+  policy: ModelPolicy.ModelPolicy
+): Effect.Effect<Inference.Service, never, LanguageModel.LanguageModel | HookRuntime> =>
+  Effect.gen(function*() {
     const model = yield* LanguageModel.LanguageModel
     // The provider's narrow interface when it offers one (ModelProvider),
     // else any LanguageModel through @effect/ai.
     const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectModel))
+    const fallback = Option.getOrUndefined(yield* Effect.serviceOption(FallbackModel))
     const { operations } = yield* HookRuntime
+    const caller = makeCaller(
+      policy,
+      clientOf("primary", model, direct),
+      fallback === undefined ? undefined : clientOf("fallback", fallback.languageModel, fallback.direct)
+    )
 
-    const synthesisError = (error: { readonly message: string }) => new SynthesisError({ detail: excerpt(error), cause: error })
-
-    const planningError = (phase: number | undefined) => (error: { readonly _tag: string; readonly message: string }) =>
-      new PlanningError({
-        reason: error._tag === "MalformedOutput" ? "invalid_plan" : "model_failed",
-        phase: phase ?? 1,
-        detail: excerpt(error),
-        cause: error
-      })
-
-    const generatePlan = (prompt: string, phase: number | undefined) =>
-      Effect.mapError(
-        direct !== undefined
-          ? direct.generatePlan(prompt)
-          : model.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }),
-        planningError(phase)
-      )
-
-    const generateText = (prompt: string): Effect.Effect<string, SynthesisError> =>
-      direct !== undefined
-        ? Effect.mapError(direct.generateText(prompt), synthesisError)
-        : Effect.mapBoth(model.generateText({ prompt }), { onFailure: synthesisError, onSuccess: (r) => r.text })
+    const info = (request: InferenceRequest, purpose: CallInfo["purpose"], reask = 0): CallInfo => ({
+      purpose,
+      phase: request.coordinates.phase,
+      reask,
+      recorder: request.recorder
+    })
 
     const call = (request: InferenceRequest, purpose: "planning" | "synthesis", streamed: boolean) =>
       operations.call("inference", {
@@ -118,56 +193,78 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
         payload: { purpose, streamed, prompt: request.prompt }
       })
 
-    const plan: Inference.Service["plan"] = (request) => {
-      const phase = request.coordinates.phase
-      if (!operations.observes("inference")) return Effect.map(generatePlan(request.prompt, phase), (r) => r.value)
+    /**
+     * One ask for a plan: one inference run. The model's own answer that is
+     * not a plan fails with {@link NotAPlan} (worth a re-ask); an answer an
+     * after_inference transform rewrote into something that is not a plan
+     * fails with the error itself (asking again would meet the same hook).
+     */
+    const planOnce = (
+      request: InferenceRequest,
+      reask: number
+    ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed | NotAPlan> => {
+      const phase = request.coordinates.phase ?? 1
+      const generate = (prompt: string) =>
+        Effect.mapError(caller.generate(info(request, "planning", reask), prompt, "plan"), planningFailure(phase))
+      const decodeAnswer = (text: string) => Effect.mapError(decodePlan(text, phase), (error) => new NotAPlan(error))
+      if (!operations.observes("inference")) {
+        return Effect.flatMap(generate(request.prompt), (response) => decodeAnswer(response.text))
+      }
       return Effect.flatMap(call(request, "planning", false), (snapshot) =>
         operations.run(
           snapshot,
           request.recorder,
           Effect.gen(function*() {
             const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-            const response = yield* generatePlan(prompt, phase)
+            const response = yield* generate(prompt)
             const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
-            if (text === response.text) return response.value
-            // A rewritten response is decoded again, from the rewritten text.
-            return yield* decodePlanText(text).pipe(
-              Effect.mapError((error) =>
-                new PlanningError({ reason: "invalid_plan", phase: phase ?? 1, detail: excerpt(error), cause: error })
-              )
-            )
+            // A rewritten response is decoded from the rewritten text.
+            return yield* (text === response.text ? decodeAnswer(text) : decodePlan(text, phase))
           })
         ))
     }
 
+    const plan: Inference.Service["plan"] = (request) => {
+      const ask = (reask: number, prompt: string): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> =>
+        Effect.catchTag(
+          planOnce(reask === 0 ? request : { ...request, prompt }, reask),
+          "NotAPlan",
+          ({ error }) =>
+            reask < policy.planReasks
+              ? ask(reask + 1, reaskPrompt(request.prompt, error.output ?? "", error.detail))
+              : Effect.fail(error)
+        )
+      return ask(0, request.prompt)
+    }
+
+    const generateText = (request: InferenceRequest, prompt: string): Effect.Effect<string, SynthesisError> =>
+      Effect.mapBoth(caller.generate(info(request, "synthesis"), prompt, "text"), {
+        onFailure: synthesisFailure,
+        onSuccess: (response) => response.text
+      })
+
     const complete: Inference.Service["complete"] = (request) => {
-      if (!operations.observes("inference")) {
-        return generateText(request.prompt)
-      }
+      if (!operations.observes("inference")) return generateText(request, request.prompt)
       return Effect.flatMap(call(request, "synthesis", false), (snapshot) =>
         operations.run(
           snapshot,
           request.recorder,
           Effect.gen(function*() {
             const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-            const text = yield* generateText(prompt)
+            const text = yield* generateText(request, prompt)
             return yield* operations.transform("after_inference", snapshot, text, request.recorder)
           })
         ))
     }
 
-    const deltas = (prompt: string): Stream.Stream<string, SynthesisError> =>
-      model.streamText({ prompt }).pipe(
-        Stream.mapError(synthesisError),
-        Stream.filterMap((part) => (part.type === "text-delta" ? Option.some(part.delta) : Option.none())),
-        joinSurrogates
-      )
+    const deltas = (request: InferenceRequest, prompt: string): Stream.Stream<string, SynthesisError> =>
+      caller.stream(info(request, "synthesis"), prompt).pipe(Stream.mapError(synthesisFailure), joinSurrogates)
 
     const stream: Inference.Service["stream"] = (request) => {
       if (!operations.observes("inference")) {
         const parts: Array<string> = []
         return Stream.concat(
-          Stream.map(deltas(request.prompt), (text): StreamPart => {
+          Stream.map(deltas(request, request.prompt), (text): StreamPart => {
             parts.push(text)
             return { _tag: "Delta", text }
           }),
@@ -183,7 +280,7 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
             Effect.map((prompt) => {
               const parts: Array<string> = []
               return Stream.concat(
-                Stream.map(deltas(prompt), (text): StreamPart => {
+                Stream.map(deltas(request, prompt), (text): StreamPart => {
                   parts.push(text)
                   return { _tag: "Delta", text }
                 }),
@@ -200,7 +297,15 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
     }
 
     return { plan, complete, stream }
-  }
+  })
+
+/**
+ * {@link makeWith} on the default model policy.
+ *
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<Inference.Service, never, LanguageModel.LanguageModel | HookRuntime> = makeWith(
+  ModelPolicy.defaults
 )
 
 /**
@@ -212,3 +317,13 @@ export const layer: Layer.Layer<Inference, never, LanguageModel.LanguageModel | 
   Inference,
   make
 )
+
+/**
+ * The seam as a Layer, with a model policy (`Agent.layer` builds it from
+ * the pipeline options).
+ *
+ * @since 0.1.0
+ */
+export const layerWith = (
+  policy: ModelPolicy.ModelPolicy
+): Layer.Layer<Inference, never, LanguageModel.LanguageModel | HookRuntime> => Layer.effect(Inference, makeWith(policy))

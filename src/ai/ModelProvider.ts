@@ -19,12 +19,26 @@
  *
  * @since 0.1.0
  */
-import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
-import { Context, Effect, Layer, Option } from "effect"
-import { decodeText, RoutingPlan } from "../domain/RoutingPlan.js"
-import { useSpan } from "../runtime/internal/spans.js"
+import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry, Tool } from "@effect/ai"
+import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
+import type { ModelUsage } from "../domain/ModelCall.js"
+import { RoutingPlan } from "../domain/RoutingPlan.js"
+import { inertSpan, useSpan } from "../runtime/internal/spans.js"
 
 type Format = "text" | "plan"
+
+/**
+ * What one model call answered: the text of its text parts, and what the
+ * provider said about the call.
+ *
+ * @since 0.1.0
+ */
+export interface ModelResponse {
+  readonly text: string
+  readonly usage?: ModelUsage | undefined
+  /** The model id the provider reported. */
+  readonly modelId?: string | undefined
+}
 
 /**
  * The narrow model interface the pipeline calls.
@@ -38,23 +52,13 @@ export declare namespace DirectModel {
   /** @since 0.1.0 */
   export interface Service {
     /** A buffered answer: the text of the response's text parts, joined. */
-    readonly generateText: (prompt: string) => Effect.Effect<string, AiError.AiError>
+    readonly generateText: (prompt: string) => Effect.Effect<ModelResponse, AiError.AiError>
     /**
-     * The routing plan as structured output: the response text and the plan
-     * decoded from it (`MalformedOutput` when it does not decode).
+     * The routing plan as structured output: the response's text, not yet
+     * decoded (the pipeline decodes it, and re-asks when it is not a plan).
      */
-    readonly generatePlan: (prompt: string) => Effect.Effect<PlanResponse, AiError.AiError>
+    readonly generatePlan: (prompt: string) => Effect.Effect<ModelResponse, AiError.AiError>
   }
-}
-
-/**
- * A structured-output answer: the model's text and the plan decoded from it.
- *
- * @since 0.1.0
- */
-export interface PlanResponse {
-  readonly text: string
-  readonly value: RoutingPlan
 }
 
 /**
@@ -67,8 +71,18 @@ export interface Provider {
   readonly direct: DirectModel.Service
 }
 
+/**
+ * What a plan call asks for: a JSON object, described to the model by the
+ * plan's JSON Schema. The pipeline decodes the plan itself, so output that
+ * is JSON but not a plan reaches the re-ask with its text on every path.
+ *
+ * @since 0.1.0
+ */
+export const PlanRequest = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  jsonSchema: Tool.getJsonSchemaFromSchemaAst(RoutingPlan.ast)
+})
 
-const PLAN_FORMAT = { type: "json", objectName: "routing_plan", schema: RoutingPlan } as const
+const PLAN_FORMAT = { type: "json", objectName: "routing_plan", schema: PlanRequest } as const
 const TEXT_FORMAT = { type: "text" } as const
 // The attributes `LanguageModel.make` puts on its spans, kept identical.
 const PLAN_SPAN = { captureStackTrace: false, attributes: { objectName: "routing_plan", concurrency: undefined, toolChoice: undefined } }
@@ -77,14 +91,34 @@ const TEXT_SPAN = { captureStackTrace: false, attributes: { concurrency: undefin
 const malformed = (method: string, description: string) =>
   new AiError.MalformedOutput({ module: "LanguageModel", method, description })
 
+const count = (n: unknown): number | undefined => (typeof n === "number" && Number.isInteger(n) ? n : undefined)
+
 /**
- * The text of a response's parts, or the `MalformedOutput` `LanguageModel`
- * reports: parts must be objects with a `type`, text parts need a string
- * `text`; parts of other types are not read.
+ * Token counts from a finish part's `usage` (whatever a provider written in
+ * JavaScript put there; counts that are not integers are left out).
+ *
+ * @since 0.1.0
  */
-const textOf = (parts: ReadonlyArray<Response.PartEncoded>, format: Format): Effect.Effect<string, AiError.AiError> => {
+export const usageOf = (usage: unknown): ModelUsage | undefined => {
+  if (typeof usage !== "object" || usage === null) return undefined
+  const inputTokens = "inputTokens" in usage ? count(usage.inputTokens) : undefined
+  const outputTokens = "outputTokens" in usage ? count(usage.outputTokens) : undefined
+  const totalTokens = "totalTokens" in usage ? count(usage.totalTokens) : undefined
+  if (inputTokens === undefined && outputTokens === undefined && totalTokens === undefined) return undefined
+  return { inputTokens, outputTokens, totalTokens }
+}
+
+/**
+ * The response a provider's parts make, or the `MalformedOutput`
+ * `LanguageModel` reports: parts must be objects with a `type`, text parts
+ * need a string `text`; of the other parts only `finish` (usage) and
+ * `response-metadata` (model id) are read.
+ */
+const responseOf = (parts: ReadonlyArray<Response.PartEncoded>, format: Format): Effect.Effect<ModelResponse, AiError.AiError> => {
   const method = format === "plan" ? "generateObject" : "generateText"
   const texts: Array<string> = []
+  let usage: ModelUsage | undefined
+  let modelId: string | undefined
   for (const part of parts) {
     const value: unknown = part
     if (typeof value !== "object" || value === null || !("type" in value) || typeof value.type !== "string") {
@@ -95,12 +129,16 @@ const textOf = (parts: ReadonlyArray<Response.PartEncoded>, format: Format): Eff
         return Effect.fail(malformed(method, "a text part has no text"))
       }
       texts.push(value.text)
+    } else if (value.type === "finish" && "usage" in value) {
+      usage = usageOf(value.usage)
+    } else if (value.type === "response-metadata" && "modelId" in value && typeof value.modelId === "string") {
+      modelId = value.modelId
     }
   }
   if (format === "plan" && texts.length === 0) {
     return Effect.fail(malformed(method, "No object was generated by the large language model"))
   }
-  return Effect.succeed(texts.length === 1 ? texts[0]! : texts.join(""))
+  return Effect.succeed({ text: texts.length === 1 ? texts[0]! : texts.join(""), usage, modelId })
 }
 
 /**
@@ -124,11 +162,7 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
   Effect.gen(function*() {
     const languageModel = yield* LanguageModel.make(params)
     const idGenerator = Option.getOrElse(yield* Effect.serviceOption(IdGenerator.IdGenerator), () => IdGenerator.defaultIdGenerator)
-    const generate = <A>(
-      prompt: string,
-      format: Format,
-      finish: (text: string) => Effect.Effect<A, AiError.AiError>
-    ): Effect.Effect<A, AiError.AiError> =>
+    const generate = (prompt: string, format: Format): Effect.Effect<ModelResponse, AiError.AiError> =>
       useSpan(
         format === "plan" ? "LanguageModel.generateObject" : "LanguageModel.generateText",
         format === "plan" ? PLAN_SPAN : TEXT_SPAN,
@@ -142,24 +176,13 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
           }).pipe(
             Effect.flatMap((parts) =>
               Array.isArray(parts)
-                ? textOf(parts, format)
+                ? responseOf(parts, format)
                 : Effect.fail(malformed(format === "plan" ? "generateObject" : "generateText", "the response is not a list of parts"))
             ),
-            Effect.flatMap(finish),
+            Effect.tap((response) => annotate(span, response)),
             Effect.provideService(IdGenerator.IdGenerator, idGenerator)
           )
       )
-    const decoded = (text: string): Effect.Effect<PlanResponse, AiError.AiError> =>
-      Effect.mapBoth(decodeText(text), {
-        onFailure: (cause) =>
-          new AiError.MalformedOutput({
-            module: "LanguageModel",
-            method: "generateObject",
-            description: "Generated object failed to conform to provided schema",
-            cause
-          }),
-        onSuccess: (value) => ({ text, value })
-      })
     // A span transformer (`@effect/ai`'s telemetry hook) is applied by the
     // LanguageModel path: when one is installed, calls take that path.
     const atMake = yield* Effect.serviceOption(Telemetry.CurrentSpanTransformer)
@@ -170,18 +193,41 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
         generateText: (prompt) =>
           Effect.flatMap(transformed, (transformer) =>
             Option.isSome(transformer)
-              ? Effect.map(languageModel.generateText({ prompt }), (response) => response.text)
-              : generate(prompt, "text", Effect.succeed)),
+              ? Effect.map(languageModel.generateText({ prompt }), responseOfText)
+              : generate(prompt, "text")),
         generatePlan: (prompt) =>
           Effect.flatMap(transformed, (transformer) =>
             Option.isSome(transformer)
               ? Effect.map(
-                languageModel.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }),
-                (response) => ({ text: response.text, value: response.value })
+                languageModel.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }),
+                responseOfText
               )
-              : generate(prompt, "plan", decoded))
+              : generate(prompt, "plan"))
       }
     }
+  })
+
+/**
+ * A `LanguageModel` response as a {@link ModelResponse}.
+ *
+ * @since 0.1.0
+ */
+export const responseOfText = (
+  response: { readonly text: string; readonly usage: Response.Usage; readonly content: ReadonlyArray<Response.AnyPart> }
+): ModelResponse => {
+  let modelId: string | undefined
+  for (const part of response.content) if (part.type === "response-metadata") modelId = Option.getOrUndefined(part.modelId)
+  return { text: response.text, usage: usageOf(response.usage), modelId }
+}
+
+/** GenAI attributes on the call's span (what a provider's own client adds on the LanguageModel path). */
+const annotate = (span: Tracer.Span, response: ModelResponse) =>
+  Effect.sync(() => {
+    if (span === inertSpan) return
+    Telemetry.addGenAIAnnotations(span, {
+      response: { model: response.modelId },
+      usage: { inputTokens: response.usage?.inputTokens, outputTokens: response.usage?.outputTokens }
+    })
   })
 
 /**

@@ -10,14 +10,15 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
 import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { HookDenied } from "../domain/PipelineError.js"
 import type { ToolOutcome } from "../runtime/OperationHooks.js"
 import type { Operations } from "../runtime/Operations.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
-import type { ToolRegistry } from "./ToolRegistry.js"
+import { withDeadline } from "../runtime/internal/deadline.js"
+import { ToolCallFailure, type ToolRegistry } from "./ToolRegistry.js"
 
 /**
  * How one tool call ended, as its step records it.
@@ -55,10 +56,19 @@ const fromOutcome = (outcome: ToolOutcome): ToolCallResult =>
  */
 export const make = (
   tools: ToolRegistry.Service,
-  operations: Operations
+  operations: Operations,
+  defaultTimeout: Duration.Duration = Duration.seconds(30)
 ): (request: ToolCallRequest) => Effect.Effect<ToolCallResult> => {
+  const bounded = (request: ToolCallRequest, parameters: JsonObject) => {
+    const timeout = tools.timeoutOf?.(request.namespace, request.agent, request.capability) ?? defaultTimeout
+    return withDeadline(
+      tools.call(request.namespace, request.agent, request.capability, parameters),
+      timeout,
+      () => new ToolCallFailure({ reason: "timed_out", detail: `no result within ${Duration.format(timeout)}` })
+    )
+  }
   const direct = (request: ToolCallRequest): Effect.Effect<ToolOutcome> =>
-    tools.call(request.namespace, request.agent, request.capability, request.parameters).pipe(
+    bounded(request, request.parameters).pipe(
       Effect.match({
         onSuccess: (output): ToolOutcome => ({ output }),
         onFailure: (failure): ToolOutcome => ({ error: failure.message })
@@ -93,7 +103,7 @@ export const make = (
             const outcome = yield* operations.run(
               execution,
               request.recorder,
-              tools.call(request.namespace, request.agent, request.capability, parameters)
+              bounded(request, parameters)
             ).pipe(
               Effect.match({
                 onSuccess: (output): ToolOutcome => ({ output }),

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Tool } from "@effect/ai"
-import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { isJson, type Json, type JsonObject } from "../domain/Json.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
@@ -23,6 +23,8 @@ export interface ToolEntry<R = never> {
   readonly tool: Tool.Any
   /** Decodes parameters, runs the handler, encodes the result to JSON. */
   readonly call: (parameters: JsonObject) => Effect.Effect<Json, ToolCallFailure, R>
+  /** How long a call may run; default: the pipeline's `toolTimeout`. */
+  readonly timeout?: Duration.Duration | undefined
 }
 
 /**
@@ -47,7 +49,14 @@ export type Requirements<T> = T extends ToolEntry<infer R> ? R : never
 export class ToolCallFailure extends Schema.TaggedError<ToolCallFailure>("effect-agent-pipeline/ToolCallFailure")(
   "ToolCallFailure",
   {
-    reason: Schema.Literal("invalid_parameters", "tool_failed", "invalid_result", "tool_defect", "unknown_tool"),
+    reason: Schema.Literal(
+      "invalid_parameters",
+      "tool_failed",
+      "invalid_result",
+      "tool_defect",
+      "unknown_tool",
+      "timed_out"
+    ),
     detail: Schema.String
   }
 ) {
@@ -98,6 +107,8 @@ export const entry = <T extends Tool.Any, R = never>(options: {
   readonly agent: string
   readonly tool: T
   readonly handler: (parameters: Tool.Parameters<T>) => Effect.Effect<Tool.Success<T>, Tool.Failure<T>, R>
+  /** How long a call may run (default: the pipeline's `toolTimeout` option). */
+  readonly timeout?: Duration.DurationInput | undefined
 }): ToolEntry<R> => {
   const { tool } = options
   // Tool parameter and result schemas are context-free (the Tool type allows
@@ -109,6 +120,7 @@ export const entry = <T extends Tool.Any, R = never>(options: {
     namespace: options.namespace,
     agent: options.agent,
     tool,
+    timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
     call: (parameters) =>
       decode(parameters).pipe(
         Effect.mapError((e) => new ToolCallFailure({ reason: "invalid_parameters", detail: e.message })),
@@ -162,6 +174,8 @@ export declare namespace ToolRegistry {
       capability: string,
       parameters: JsonObject
     ) => Effect.Effect<Json, ToolCallFailure>
+    /** A tool's own timeout, when its entry has one. */
+    readonly timeoutOf?: ((namespace: string, agent: string, capability: string) => Duration.Duration | undefined) | undefined
   }
 }
 
@@ -187,6 +201,7 @@ export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<Too
     return {
       descriptors,
       has: (namespace, agent, capability) => byKey.has(keyOf(namespace, agent, capability)),
+      timeoutOf: (namespace, agent, capability) => byKey.get(keyOf(namespace, agent, capability))?.timeout,
       call: (namespace, agent, capability, parameters) => {
         const e = byKey.get(keyOf(namespace, agent, capability))
         return e === undefined
@@ -237,6 +252,10 @@ export const extend = (base: ToolRegistry.Service, extra: ReadonlyArray<ToolEntr
     descriptors: [...base.descriptors, ...extra.map(descriptorOf)],
     has: (namespace, agent, capability) =>
       byKey.has(keyOf(namespace, agent, capability)) || base.has(namespace, agent, capability),
+    timeoutOf: (namespace, agent, capability) => {
+      const e = byKey.get(keyOf(namespace, agent, capability))
+      return e === undefined ? base.timeoutOf?.(namespace, agent, capability) : e.timeout
+    },
     call: (namespace, agent, capability, parameters) => {
       const e = byKey.get(keyOf(namespace, agent, capability))
       return e === undefined ? base.call(namespace, agent, capability, parameters) : e.call(parameters)

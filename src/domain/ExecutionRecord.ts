@@ -14,6 +14,7 @@
 import { Schema } from "effect"
 import { HookPoint, Stage } from "./HookPoint.js"
 import { Json, JsonObject } from "./Json.js"
+import { ModelCall } from "./ModelCall.js"
 import { Operation } from "./Operation.js"
 import { RoutingPlan } from "./RoutingPlan.js"
 
@@ -305,6 +306,12 @@ export const ExecutionRecord = Schema.Struct({
   shortCircuit: Schema.optional(ShortCircuitRecord),
   checkpointId: Schema.optional(Schema.String),
   rawDraft: Schema.optional(Schema.String),
+  /**
+   * The model calls the request made (each attempt, retries, re-asks and
+   * fallbacks included), apart from the final response; absent when there
+   * were none or they are not recorded (the `modelCalls` option).
+   */
+  modelCalls: Schema.optional(Schema.Array(ModelCall)),
   /**
    * Streaming: the text of the tokens delivered so far. A streamed request
    * that was interrupted (or whose process died) keeps what its consumer

@@ -107,15 +107,24 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
 }
 
 /**
- * Planning failed: the model call failed or its output is not a valid plan.
- * Nothing of the failing phase was executed.
+ * Planning failed. Nothing of the failing phase was executed.
+ *
+ * - `model_failed`: the model call failed (after its retries and the
+ *   fallback model, when one is configured);
+ * - `timed_out`: the model did not answer within the model timeout;
+ * - `invalid_plan`: its output is not a valid plan (after the re-asks).
+ *
+ * `output` is the model's raw output when it answered with something that
+ * is not a plan (the record's `modelCalls` keep it too, unless recording
+ * of model calls is reduced).
  *
  * @since 0.1.0
  */
 export class PlanningError extends Schema.TaggedError<PlanningError>(id("PlanningError"))("PlanningError", {
-  reason: Schema.Literal("model_failed", "invalid_plan"),
+  reason: Schema.Literal("model_failed", "timed_out", "invalid_plan"),
   phase: Schema.Int,
   detail: Schema.String,
+  output: Schema.optionalWith(Schema.String, { exact: true }),
   cause: Schema.optional(Schema.Defect)
 }) {
   /** @since 0.1.0 */
@@ -127,11 +136,14 @@ export class PlanningError extends Schema.TaggedError<PlanningError>(id("Plannin
 }
 
 /**
- * The synthesis model call failed.
+ * The synthesis model call failed (`model_failed`, after its retries and the
+ * fallback model), or did not answer in time (`timed_out`; for a stream: no
+ * next part within the model timeout).
  *
  * @since 0.1.0
  */
 export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("SynthesisError"))("SynthesisError", {
+  reason: Schema.optionalWith(Schema.Literal("model_failed", "timed_out"), { default: () => "model_failed" as const }),
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {

@@ -9,8 +9,9 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Cause, type ConfigError, Context, Effect, Layer, Option } from "effect"
+import { Cause, type ConfigError, Context, Effect, Either, Layer, Option } from "effect"
 import * as Inference from "../ai/Inference.js"
+import * as ModelPolicy from "../ai/ModelPolicy.js"
 import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
 import * as ToolRegistry from "../ai/ToolRegistry.js"
@@ -23,6 +24,7 @@ import type * as Hook from "./Hook.js"
 import { Pipeline, type PipelineOptions, layer as pipelineLayer } from "./Pipeline.js"
 import type { AgentConfigError } from "../domain/PipelineError.js"
 import * as PipelineHooks from "./PipelineHooks.js"
+import * as Options from "./PipelineOptions.js"
 import { PromptBuilder } from "./PromptBuilder.js"
 import { Gate } from "./ShortCircuit.js"
 import * as StoreConfig from "./StoreConfig.js"
@@ -57,6 +59,12 @@ export interface AgentConfig<
    * `@effect/ai-openai` / `@effect/ai-anthropic`.
    */
   readonly model: Layer.Layer<LanguageModel.LanguageModel, EM, RM>
+  /**
+   * A model to ask once `model` gave up on a call (its retries spent): any
+   * `LanguageModel` Layer. Planning and synthesis fall back alike; a stream
+   * falls back only before it delivered any text.
+   */
+  readonly fallbackModel?: Layer.Layer<LanguageModel.LanguageModel, EM, RM> | undefined
   /** The tools the planner may call (`ToolRegistry.entry`). */
   readonly tools: ReadonlyArray<T>
   /**
@@ -156,7 +164,11 @@ export const layer = <
   // The model is reached only through the inference seam, decorated with
   // the hooks' inference operations (the hooks Layer is built once: Layers
   // are memoized by reference).
-  const inference = Inference.layer.pipe(Layer.provide(Layer.merge(config.model, hooks)))
+  // Invalid options fail the pipeline Layer below; the seam then never runs.
+  const options = Options.resolve(config.options)
+  const policy = Either.isRight(options) ? Options.modelPolicy(options.right) : ModelPolicy.defaults
+  const fallback = config.fallbackModel === undefined ? Layer.empty : Inference.layerFallback(config.fallbackModel)
+  const inference = Inference.layerWith(policy).pipe(Layer.provide(Layer.mergeAll(config.model, hooks, fallback)))
   const parts = Layer.mergeAll(
     hooks,
     inference,

@@ -117,6 +117,7 @@ export const make = (options?: PipelineOptions) =>
     const { executePhase, runPhases, validationFor } = makePhaseLoop({
       concurrency,
       maxPhases,
+      toolTimeout: resolved.toolTimeout,
       inference,
       tools,
       operations,

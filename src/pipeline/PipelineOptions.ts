@@ -8,6 +8,8 @@
  * @since 0.1.0
  */
 import { Duration, Either, Option, ParseResult, Schema } from "effect"
+import * as ModelPolicy from "../ai/ModelPolicy.js"
+import { ModelCallRecording } from "../domain/ModelCall.js"
 import { InvalidPipelineOptions } from "../domain/PipelineError.js"
 import { MEBIBYTE } from "../domain/PipelineRequest.js"
 
@@ -64,7 +66,51 @@ export interface PipelineOptions {
    * checkpoint can be resumed again. Set it above your longest resume.
    */
   readonly checkpointClaimLease?: Duration.DurationInput | undefined
+  /**
+   * How long one model call may take (default 60 seconds): per attempt; for
+   * a streamed answer, the longest wait for its next part. An overrun is
+   * retried like any transient failure, then fails the stage with
+   * `reason: "timed_out"`.
+   */
+  readonly modelTimeout?: Duration.DurationInput | undefined
+  /**
+   * Retries of a model call after a transient failure — HTTP 429, 408, 409,
+   * 5xx, a refused or reset connection, a provider response that does not
+   * parse, a timeout (default 2; an integer ≥ 0). A stream is retried only
+   * before it delivered any text.
+   */
+  readonly modelRetries?: number | undefined
+  /** The first retry's delay, doubled for each next one (default 500 ms). */
+  readonly modelRetryDelay?: Duration.DurationInput | undefined
+  /**
+   * The longest delay between retries (default 30 seconds). A `retry-after`
+   * header is honoured up to it; a provider asking for a longer wait gets
+   * no retry (the call fails at once).
+   */
+  readonly modelMaxRetryDelay?: Duration.DurationInput | undefined
+  /**
+   * Planning answers that are not a plan are asked again, with the rejected
+   * output and the decode error in the prompt, this many times (default 1;
+   * an integer ≥ 0). Then `PlanningError` `invalid_plan`, whose `output`
+   * keeps the last answer.
+   */
+  readonly planReasks?: number | undefined
+  /**
+   * How long a tool call may run (default 30 seconds; a tool entry's own
+   * `timeout` overrides it). An overrun interrupts the tool; its step fails
+   * with `timed_out` and the request goes on.
+   */
+  readonly toolTimeout?: Duration.DurationInput | undefined
+  /**
+   * What the record keeps of each model call (`modelCalls`): `"full"`
+   * (default) — prompt, raw output, tokens, timing, outcome; `"metadata"` —
+   * all but the prompt and the output, where prompts are sensitive;
+   * `"off"` — nothing.
+   */
+  readonly modelCalls?: ModelCallRecording | undefined
 }
+
+type DurationOption = "checkpointClaimLease" | "recordLease" | "modelTimeout" | "modelRetryDelay" | "modelMaxRetryDelay" | "toolTimeout"
 
 /**
  * Options with every default filled in (and durations decoded).
@@ -73,12 +119,9 @@ export interface PipelineOptions {
  */
 export type Resolved =
   & {
-    readonly [K in Exclude<keyof PipelineOptions, "checkpointClaimLease" | "recordLease">]-?: Exclude<
-      PipelineOptions[K],
-      undefined
-    >
+    readonly [K in Exclude<keyof PipelineOptions, DurationOption>]-?: Exclude<PipelineOptions[K], undefined>
   }
-  & { readonly checkpointClaimLease: Duration.Duration; readonly recordLease: Duration.Duration }
+  & { readonly [K in DurationOption]: Duration.Duration }
 
 /**
  * The defaults.
@@ -94,7 +137,14 @@ export const defaults: Resolved = {
   maxMetadataBytes: MEBIBYTE,
   maxEnrichmentBytes: MEBIBYTE,
   recordLease: Duration.seconds(30),
-  checkpointClaimLease: Duration.minutes(5)
+  checkpointClaimLease: Duration.minutes(5),
+  modelTimeout: ModelPolicy.defaults.timeout,
+  modelRetries: ModelPolicy.defaults.retries,
+  modelRetryDelay: ModelPolicy.defaults.retryDelay,
+  modelMaxRetryDelay: ModelPolicy.defaults.maxRetryDelay,
+  planReasks: ModelPolicy.defaults.planReasks,
+  toolTimeout: Duration.seconds(30),
+  modelCalls: ModelPolicy.defaults.recordCalls
 }
 
 const atLeast = (min: number) =>
@@ -133,7 +183,14 @@ const OptionsSchema = Schema.Struct({
   maxMetadataBytes: atLeast(1),
   maxEnrichmentBytes: atLeast(1),
   recordLease: atLeastDuration(Duration.seconds(1)),
-  checkpointClaimLease: positiveDuration
+  checkpointClaimLease: positiveDuration,
+  modelTimeout: positiveDuration,
+  modelRetries: atLeast(0),
+  modelRetryDelay: positiveDuration,
+  modelMaxRetryDelay: positiveDuration,
+  planReasks: atLeast(0),
+  toolTimeout: positiveDuration,
+  modelCalls: Schema.optional(ModelCallRecording)
 })
 
 const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
@@ -174,8 +231,30 @@ export const resolve = (options: PipelineOptions | undefined): Either.Either<Res
     maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes,
     recordLease: given.recordLease === undefined ? defaults.recordLease : Duration.decode(given.recordLease),
     // Decoded once (an input may be a string to parse).
-    checkpointClaimLease: given.checkpointClaimLease === undefined
-      ? defaults.checkpointClaimLease
-      : Duration.decode(given.checkpointClaimLease)
+    checkpointClaimLease: durationOr(given.checkpointClaimLease, defaults.checkpointClaimLease),
+    modelTimeout: durationOr(given.modelTimeout, defaults.modelTimeout),
+    modelRetries: given.modelRetries ?? defaults.modelRetries,
+    modelRetryDelay: durationOr(given.modelRetryDelay, defaults.modelRetryDelay),
+    modelMaxRetryDelay: durationOr(given.modelMaxRetryDelay, defaults.modelMaxRetryDelay),
+    planReasks: given.planReasks ?? defaults.planReasks,
+    toolTimeout: durationOr(given.toolTimeout, defaults.toolTimeout),
+    modelCalls: given.modelCalls ?? defaults.modelCalls
   })
 }
+
+const durationOr = (given: Duration.DurationInput | undefined, fallback: Duration.Duration): Duration.Duration =>
+  given === undefined ? fallback : Duration.decode(given)
+
+/**
+ * The model policy the options describe.
+ *
+ * @since 0.1.0
+ */
+export const modelPolicy = (options: Resolved): ModelPolicy.ModelPolicy => ({
+  timeout: options.modelTimeout,
+  retries: options.modelRetries,
+  retryDelay: options.modelRetryDelay,
+  maxRetryDelay: options.modelMaxRetryDelay,
+  planReasks: options.planReasks,
+  recordCalls: options.modelCalls
+})

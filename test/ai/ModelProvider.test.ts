@@ -143,11 +143,12 @@ const runOn = (
 
 /** The record without timings and call ids. */
 const stripRecord = (record: ExecutionRecord.ExecutionRecord) => {
-  const { hookInvocations, lifecycle, writer: _writer, ...rest } = record
+  const { hookInvocations, lifecycle, modelCalls, writer: _writer, ...rest } = record
   const invocations = hookInvocations.map(({ callId: _c, duration: _d, startedAt: _s, ...invocation }) => invocation)
-  if (lifecycle === undefined) return { ...rest, hookInvocations: invocations }
+  const calls = (modelCalls ?? []).map(({ durationMs: _d, startedAt: _s, ...call }) => call)
+  if (lifecycle === undefined) return { ...rest, hookInvocations: invocations, modelCalls: calls }
   const { endedAt: _endedAt, startedAt: _startedAt, ...evidence } = lifecycle
-  return { ...rest, hookInvocations: invocations, lifecycle: evidence }
+  return { ...rest, hookInvocations: invocations, modelCalls: calls, lifecycle: evidence }
 }
 
 const errorOf = (ran: Ran): PipelineError.PipelineError => {
@@ -182,17 +183,18 @@ describe("ModelProvider.make: both faces of one provider", () => {
       const viaModel = yield* provider.languageModel.generateText({ prompt: "say hi" })
       const viaDirect = yield* provider.direct.generateText("say hi")
       expect(viaModel.text).toBe("Hello, world")
-      expect(viaDirect).toBe(viaModel.text)
+      expect(viaDirect.text).toBe(viaModel.text)
 
       const objectViaModel = yield* provider.languageModel.generateObject({
         prompt: "plan it",
-        schema: RoutingPlan.RoutingPlan,
+        schema: ModelProvider.PlanRequest,
         objectName: "routing_plan"
       })
       const planViaDirect = yield* provider.direct.generatePlan("plan it")
-      expect(planViaDirect.value).toEqual(objectViaModel.value)
+      // The direct path answers the text; the pipeline decodes it.
       expect(planViaDirect.text).toBe(objectViaModel.text)
-      expect(planViaDirect.value.steps.map((s) => s.step_id)).toEqual(["q1"])
+      expect(yield* RoutingPlan.decodeText(planViaDirect.text)).toEqual(yield* RoutingPlan.decodeUnknown(objectViaModel.value))
+      expect((yield* RoutingPlan.decodeText(planViaDirect.text)).steps.map((s) => s.step_id)).toEqual(["q1"])
 
       // Text calls, then plan calls: each pair received the same options.
       expect(received).toHaveLength(4)
@@ -263,7 +265,8 @@ interface ErrorCase {
   readonly expected:
     | { readonly _tag: "PlanningError"; readonly reason: "invalid_plan" | "model_failed" }
     | { readonly _tag: "SynthesisError" }
-  readonly aiError: "MalformedOutput" | "UnknownError"
+  /** The AI error behind the failure; `ParseError` for output that is not a plan (decoded by the pipeline). */
+  readonly aiError: "MalformedOutput" | "UnknownError" | "ParseError"
   /** Both paths' details are the same text, containing this. */
   readonly sameDetail?: string
   /** Otherwise: what the direct path's detail says … */
@@ -272,19 +275,28 @@ interface ErrorCase {
   readonly languageModel?: { readonly detail: string; readonly parseError: string }
 }
 
+/** The text of a scripted plan answer's text parts. */
+const planTextOf = (answer: Answer): string =>
+  Array.isArray(answer)
+    ? answer.flatMap((part: unknown) =>
+      typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? [part.text] : []
+    ).join("")
+    : ""
+
 const providerDown = () =>
   new AiError.UnknownError({ module: "TestProvider", method: "generateText", description: "provider down" })
 
 /**
- * `PipelineError` reasons: `Inference` maps `MalformedOutput` to
- * `invalid_plan` and any other AI error to `model_failed` — so a response
- * that is not a list of parts is an invalid plan too.
+ * `PipelineError` reasons: a response the provider plumbing cannot read (not
+ * a list of parts, a part without a type, no text) is a provider fault,
+ * `model_failed`; text the pipeline cannot decode as a plan is
+ * `invalid_plan` (after a re-ask), its cause the decoder's `ParseError`.
  */
 const ERROR_CASES: ReadonlyArray<ErrorCase> = [
   {
     name: "a response that is not a list of parts (planning)",
     plan: { text: planText(plan([])) },
-    expected: { _tag: "PlanningError", reason: "invalid_plan" },
+    expected: { _tag: "PlanningError", reason: "model_failed" },
     aiError: "MalformedOutput",
     direct: "the response is not a list of parts",
     languageModel: { detail: "Expected ReadonlyArray<TextPart", parseError: 'actual {"text":' }
@@ -292,7 +304,7 @@ const ERROR_CASES: ReadonlyArray<ErrorCase> = [
   {
     name: "a part without a type (planning)",
     plan: [{ text: planText(plan([])) }],
-    expected: { _tag: "PlanningError", reason: "invalid_plan" },
+    expected: { _tag: "PlanningError", reason: "model_failed" },
     aiError: "MalformedOutput",
     direct: "a response part has no type",
     languageModel: { detail: "ReadonlyArray<TextPart", parseError: '["type"]\n      │     └─ is missing' }
@@ -300,7 +312,7 @@ const ERROR_CASES: ReadonlyArray<ErrorCase> = [
   {
     name: "a text part without string text (planning)",
     plan: [{ type: "text", text: 5 }],
-    expected: { _tag: "PlanningError", reason: "invalid_plan" },
+    expected: { _tag: "PlanningError", reason: "model_failed" },
     aiError: "MalformedOutput",
     direct: "a text part has no text",
     languageModel: { detail: "ReadonlyArray<TextPart", parseError: "Expected string, actual 5" }
@@ -308,7 +320,7 @@ const ERROR_CASES: ReadonlyArray<ErrorCase> = [
   {
     name: "no text part for a plan",
     plan: [FINISH],
-    expected: { _tag: "PlanningError", reason: "invalid_plan" },
+    expected: { _tag: "PlanningError", reason: "model_failed" },
     aiError: "MalformedOutput",
     sameDetail: "No object was generated by the large language model"
   },
@@ -316,14 +328,14 @@ const ERROR_CASES: ReadonlyArray<ErrorCase> = [
     name: "plan text that is not JSON",
     plan: [text("{not json"), FINISH],
     expected: { _tag: "PlanningError", reason: "invalid_plan" },
-    aiError: "MalformedOutput",
-    sameDetail: "Generated object failed to conform to provided schema"
+    aiError: "ParseError",
+    sameDetail: "Expected property name or '}' in JSON"
   },
   {
     name: "a plan the RoutingPlan Schema refuses",
     plan: [text('{"steps": 3}'), FINISH],
     expected: { _tag: "PlanningError", reason: "invalid_plan" },
-    aiError: "MalformedOutput",
+    aiError: "ParseError",
     sameDetail: 'Expected ReadonlyArray<RoutingStep>, actual 3'
   },
   {
@@ -383,16 +395,29 @@ describe("ModelProvider direct path: model errors", () => {
         for (const error of [directError, modelError]) {
           expect(error).toMatchObject(c.expected)
           if (error._tag === "PlanningError") expect(error.phase).toBe(1)
-          expect(aiErrorOf(error)._tag).toBe(c.aiError)
+          if (c.aiError === "ParseError") {
+            // Not a plan: re-asked once, then the error keeps the raw output.
+            expect("cause" in error && ParseResult.isParseError(error.cause)).toBe(true)
+            expect(error._tag === "PlanningError" && error.output).toBe(planTextOf(c.plan))
+          } else {
+            expect(aiErrorOf(error)._tag).toBe(c.aiError)
+          }
           expect(detailOf(error).length).toBeGreaterThan(0)
         }
         expect(modelError._tag).toBe(directError._tag)
+        // A plan call answered with text that is not a plan is asked again (once, by default).
+        const asks = c.aiError === "ParseError" ? 2 : 1
+        expect(direct.directCalls.filter((call) => call === "plan")).toHaveLength(asks)
+        expect(model.received.filter((r) => r.responseFormat.type === "json")).toHaveLength(asks)
         expect("reason" in modelError && modelError.reason).toBe("reason" in directError && directError.reason)
         // The failed records agree too (their error message is the error's, detail included).
+        // (and so do the model calls' error texts: each path names the problem itself).
         const withoutMessage = (record: ExecutionRecord.ExecutionRecord) => {
-          if (record.lifecycle === undefined) return stripRecord(record)
+          const calls = record.modelCalls?.map(({ error, ...call }) => ({ ...call, failed: error !== undefined }))
+          const bare = { ...record, modelCalls: calls }
+          if (record.lifecycle === undefined) return stripRecord(bare)
           const { errorMessage: _errorMessage, ...evidence } = record.lifecycle
-          return stripRecord({ ...record, lifecycle: evidence })
+          return stripRecord({ ...bare, lifecycle: evidence })
         }
         expect(withoutMessage(direct.record)).toEqual(withoutMessage(model.record))
         for (const [ran, error] of [[direct, directError], [model, modelError]] as const) {
@@ -465,7 +490,7 @@ describe("ModelProvider direct path: spans", () => {
 
   it.effect("C17: a failed model call ends its LanguageModel span with an error on both paths", () =>
     Effect.gen(function*() {
-      const provider = () => scripted(() => [text("{not json")], () => GOOD_ANSWER)
+      const provider = () => scripted(() => providerDown(), () => GOOD_ANSWER)
       const direct = yield* modelSpansOn("direct", provider)
       const model = yield* modelSpansOn("languageModel", provider)
       expect(direct.ran.directCalls).toEqual(["plan"])
@@ -473,6 +498,24 @@ describe("ModelProvider direct path: spans", () => {
       expect(direct.model.map((s) => [s.name, s.status])).toEqual([
         ["LanguageModel.generateObject", InMemoryTracing.SpanStatusCode.ERROR]
       ])
+    }))
+
+  it.effect("C17: a model that answered something that is not a plan: the re-ask has its own span; the direct path's spans end OK (the call succeeded), @effect/ai's generateObject ends its own with an error (its JSON parse failed)", () =>
+    Effect.gen(function*() {
+      const provider = () => scripted(() => [text("{not json")], () => GOOD_ANSWER)
+      const direct = yield* modelSpansOn("direct", provider)
+      const model = yield* modelSpansOn("languageModel", provider)
+      expect(direct.ran.directCalls).toEqual(["plan", "plan"])
+      const { ERROR, OK } = InMemoryTracing.SpanStatusCode
+      expect(direct.model.map((s) => [s.name, s.status])).toEqual([
+        ["LanguageModel.generateObject", OK],
+        ["LanguageModel.generateObject", OK]
+      ])
+      expect(model.model.map((s) => [s.name, s.status])).toEqual([
+        ["LanguageModel.generateObject", ERROR],
+        ["LanguageModel.generateObject", ERROR]
+      ])
+      expect(direct.model.map((s) => s.ancestors)).toEqual(model.model.map((s) => s.ancestors))
     }))
 })
 

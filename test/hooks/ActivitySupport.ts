@@ -19,7 +19,9 @@ export const work = ToolRegistry.entry({
   namespace: "test-tools",
   agent: "worker",
   tool: Work,
-  handler: ({ millis }) => Effect.as(Effect.sleep(millis), `worked ${millis} ms`)
+  handler: ({ millis }) => Effect.as(Effect.sleep(millis), `worked ${millis} ms`),
+  // Long work (past the default 30 s tool timeout) is what these tests are about.
+  timeout: "10 minutes"
 })
 
 export const workStep = (stepId: string, millis: number) => ({

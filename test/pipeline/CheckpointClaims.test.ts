@@ -219,7 +219,8 @@ describe("resume claims its checkpoint", () => {
       const { hold, tools, trades } = gatedTrades()
       const { checkpointId, h } = yield* suspendedTrade("claim-overrun", {
         tools,
-        options: { checkpointClaimLease: "30 seconds" }
+        // The trade outlives the claim lease, not its own timeout.
+        options: { checkpointClaimLease: "30 seconds", toolTimeout: "10 minutes" }
       })
       const gate = yield* hold
       const overran = yield* Effect.fork(h.pipeline.resume(checkpointId, "approve"))

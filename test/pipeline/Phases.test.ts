@@ -185,10 +185,18 @@ describe("multi-phase planning", () => {
 
   it.scoped("a later phase's planning failure keeps the earlier phases in the failed record", () =>
     Effect.gen(function*() {
-      const h = yield* makeHarness({ script: { plans: [plan([quoteStep("q1")], false), "not json"], synthesis: "x" } })
+      // Phase 2's answer is not a plan, and neither is its re-ask's.
+      const h = yield* makeHarness({
+        script: { plans: [plan([quoteStep("q1")], false), "not json", "still not json"], synthesis: "x" }
+      })
       const error = yield* Effect.flip(h.pipeline.process({ request: "ACME", requestId: "mp-fail" }))
-      expect(error).toMatchObject({ _tag: "PlanningError", reason: "invalid_plan", phase: 2 })
+      expect(error).toMatchObject({ _tag: "PlanningError", reason: "invalid_plan", phase: 2, output: "still not json" })
       const record = yield* h.record("mp-fail")
+      expect(record.modelCalls?.map((c) => [c.phase, c.reask, c.outcome])).toEqual([
+        [1, 0, "succeeded"],
+        [2, 0, "succeeded"],
+        [2, 1, "succeeded"]
+      ])
       expect(record.lifecycle).toMatchObject({ status: "failed", errorTag: "PlanningError" })
       expect(record.phases.map((p) => [p.phase, p.steps.map((s) => s.status)])).toEqual([[1, ["succeeded"]]])
       expect(textPrompts(h.prompts)).toEqual([])
@@ -522,9 +530,17 @@ describe("model output that is not a valid plan", () => {
           afterPlanning: (_ctx, p) => Effect.sync(() => (afterPlanningCalls += 1, p))
         }
         const { quotes, tools, trades } = countingTools()
-        const h = yield* makeHarness({ hooks: [watcher], tools, script: { plans: [entry], synthesis: "never" } })
+        // Output that does not decode is asked again once (planReasks): scripted twice.
+        const reasked = reason === "invalid_plan" && detail === undefined
+        const plans = reasked ? [entry, entry] : [entry]
+        const h = yield* makeHarness({ hooks: [watcher], tools, script: { plans, synthesis: "never" } })
         const error = yield* Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "bad-plan" }))
         expect(error).toMatchObject({ _tag: "PlanningError", reason, phase: 1 })
+        expect(h.plansUsed()).toBe(plans.length)
+        if (reasked) {
+          expect(h.prompts[1]?.prompt).toContain("<rejected_output>")
+          expect(error._tag === "PlanningError" && error.output).toBe(typeof entry === "string" ? entry : JSON.stringify(entry))
+        }
         if (detail !== undefined) expect(error.message).toContain(detail)
         expect(quotes).toEqual([])
         expect(trades).toEqual([])

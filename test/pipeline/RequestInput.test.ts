@@ -243,7 +243,7 @@ describe("pipeline options are validated", () => {
       "an unknown option",
       { maxPhase: 2 },
       "maxPhase",
-      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, recordLease, checkpointClaimLease)"
+      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, recordLease, checkpointClaimLease, modelTimeout, modelRetries, modelRetryDelay, modelMaxRetryDelay, planReasks, toolTimeout, modelCalls)"
     ]
   ]
   for (const [label, options, option, detail] of cases) {
@@ -273,7 +273,14 @@ describe("pipeline options are validated", () => {
       maxMetadataBytes: MiB,
       maxEnrichmentBytes: MiB,
       recordLease: Duration.seconds(30),
-      checkpointClaimLease: Duration.minutes(5)
+      checkpointClaimLease: Duration.minutes(5),
+      modelTimeout: Duration.seconds(60),
+      modelRetries: 2,
+      modelRetryDelay: Duration.millis(500),
+      modelMaxRetryDelay: Duration.seconds(30),
+      planReasks: 1,
+      toolTimeout: Duration.seconds(30),
+      modelCalls: "full"
     })
   })
 

@@ -17,6 +17,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck, Schema, Struct } from "effect"
 import { Json } from "../../src/domain/Json.js"
+import { ModelCall } from "../../src/domain/ModelCall.js"
 import {
   AgentResponse,
   Completed,
@@ -103,8 +104,10 @@ const StepResultA = Schema.Struct({
 const RoutingStepA = Schema.Struct({ ...RoutingStep.fields, parameters: JsonObjectA, metadata: JsonObjectA })
 const RoutingPlanA = Schema.Struct({ ...RoutingPlan.fields, steps: Schema.Array(RoutingStepA) })
 const PhaseRecordA = Schema.Struct({ ...PhaseRecord.fields, plan: RoutingPlanA, steps: Schema.Array(StepResultA) })
+const ModelCallA = Schema.Struct({ ...ModelCall.fields, startedAt: FiniteNumber, durationMs: FiniteNumber })
 const ExecutionRecordA = Schema.Struct({
   ...ExecutionRecord.fields,
+  modelCalls: Schema.optional(Schema.Array(ModelCallA)),
   metadata: JsonObjectA,
   lifecycle: Schema.optional(LifecycleA),
   phases: Schema.Array(PhaseRecordA),

@@ -5,7 +5,7 @@
  * follow until a terminal plan, a suspension or the phase limit. A HITL
  * resume executes the approved plan as is.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, type Duration, Effect, Option } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Planner from "../../ai/Planner.js"
 import * as ToolCalls from "../../ai/ToolCalls.js"
@@ -29,6 +29,7 @@ import { spanned } from "../../runtime/internal/spans.js"
 export interface PhaseLoopDeps {
   readonly concurrency: number
   readonly maxPhases: number
+  readonly toolTimeout: Duration.Duration
   readonly inference: Inference.Service
   readonly tools: ToolRegistry.Service
   readonly operations: Operations
@@ -40,12 +41,13 @@ export interface PhaseLoopDeps {
 
 /** Builds the phase loop over its services. */
 export const makePhaseLoop = (deps: PhaseLoopDeps) => {
-  const { afterPlanning, approval, checkpoints, concurrency, inference, maxPhases, operations, prompts, tools } = deps
+  const { afterPlanning, approval, checkpoints, concurrency, inference, maxPhases, operations, prompts, toolTimeout, tools } =
+    deps
   // The registered tools' caller is built once; a request with tools of its
   // own (added by a BeforePlanning hook) gets one over its extended registry.
-  const registeredCaller = ToolCalls.make(tools, operations)
+  const registeredCaller = ToolCalls.make(tools, operations, toolTimeout)
   const callerOf = (state: RequestState) =>
-    state.tools === undefined ? registeredCaller : ToolCalls.make(state.tools, operations)
+    state.tools === undefined ? registeredCaller : ToolCalls.make(state.tools, operations, toolTimeout)
 
   const validationFor = (
     priorStepIds: ReadonlySet<string>,

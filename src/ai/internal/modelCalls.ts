@@ -1,0 +1,227 @@
+/**
+ * The model calls behind one inference: each attempt bounded by the model
+ * timeout, transient failures retried (`ModelPolicy`), the fallback model
+ * tried through Effect's `ExecutionPlan` once the primary gave up, and every
+ * attempt recorded as a `ModelCall` of the request's record.
+ *
+ * A stream is retried, or handed to the fallback, only while it has not
+ * emitted anything: text already delivered cannot be taken back.
+ */
+import type { AiError, LanguageModel, Response } from "@effect/ai"
+import {
+  Cause,
+  Context,
+  Duration,
+  Effect,
+  ExecutionPlan,
+  Exit,
+  Layer,
+  Option,
+  ParseResult,
+  Stream
+} from "effect"
+import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/ModelCall.js"
+import { withDeadline } from "../../runtime/internal/deadline.js"
+import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
+import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
+import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
+import { type ModelFailure, type ModelPolicy, ModelTimeout, retryDelay, withRetries } from "../ModelPolicy.js"
+
+type Format = "text" | "plan"
+
+/** One model's calls, resolved once. */
+export interface ModelClient {
+  readonly label: ModelCall["model"]
+  readonly generate: (prompt: string, format: Format) => Effect.Effect<ModelResponse, AiError.AiError>
+  readonly stream: (prompt: string) => Stream.Stream<Response.StreamPart<{}>, AiError.AiError>
+}
+
+/** The raw text of `generateObject`'s output that was not JSON. */
+const unparsedOutput = (error: AiError.AiError): string | undefined => {
+  if (error._tag !== "MalformedOutput" || error.module !== "LanguageModel") return undefined
+  const cause = error.cause
+  return ParseResult.isParseError(cause) && typeof cause.issue.actual === "string" ? cause.issue.actual : undefined
+}
+
+/** A model's calls: the provider's narrow interface when it offers one, else `LanguageModel`. */
+export const clientOf = (
+  label: ModelCall["model"],
+  model: LanguageModel.Service,
+  direct: DirectModel.Service | undefined
+): ModelClient => ({
+  label,
+  generate: direct !== undefined
+    ? (prompt, format) => (format === "plan" ? direct.generatePlan(prompt) : direct.generateText(prompt))
+    : (prompt, format) =>
+      format === "text"
+        ? Effect.map(model.generateText({ prompt }), responseOfText)
+        : model.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }).pipe(
+          Effect.map(responseOfText),
+          Effect.catchIf(
+            (error) => unparsedOutput(error) !== undefined,
+            (error) => Effect.succeed<ModelResponse>({ text: unparsedOutput(error) ?? "" })
+          )
+        ),
+  stream: (prompt) => model.streamText({ prompt })
+})
+
+/** Which model call this is, and where it is recorded. */
+export interface CallInfo {
+  readonly purpose: ModelCall["purpose"]
+  readonly phase?: number | undefined
+  readonly reask: number
+  readonly recorder: RequestRecorder
+}
+
+class ActiveModel extends Context.Tag("effect-agent-pipeline/ActiveModel")<ActiveModel, ModelClient>() {}
+
+const outcomeOf = (cause: Cause.Cause<ModelFailure>): ModelCallOutcome => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return failure.value._tag === "ModelTimeout" ? "timed_out" : "failed"
+  return Cause.isInterruptedOnly(cause) ? "interrupted" : "failed"
+}
+
+const errorText = (cause: Cause.Cause<ModelFailure>): string => {
+  const failure = Cause.failureOption(cause)
+  return (Option.isSome(failure) ? failure.value.message : Cause.pretty(cause)).slice(0, 2000)
+}
+
+/** What one attempt ended with, for its record. */
+interface Ended {
+  readonly outcome: ModelCallOutcome
+  readonly output?: string | undefined
+  readonly usage?: ModelUsage | undefined
+  readonly modelId?: string | undefined
+  readonly error?: string | undefined
+}
+
+/**
+ * The calls of one pipeline: `generate` and `stream` with the policy's
+ * timeouts, retries, fallback and recording.
+ */
+export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: ModelClient | undefined) => {
+  const timeoutMillis = Duration.toMillis(policy.timeout)
+  const timedOut = () => new ModelTimeout({ timeoutMillis })
+
+  const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
+    Effect.withFiberRuntime<ModelResponse, ModelFailure>((fiber) => {
+      const clock = clockOf(fiber)
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const mark = elapsedMillis(clock)
+      const call = withDeadline(client.generate(prompt, format), policy.timeout, timedOut)
+      if (policy.recordCalls === "off" || !info.recorder.enabled) return call
+      return Effect.onExit(call, (exit) =>
+        record(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit)))
+    })
+
+  const record = (
+    info: CallInfo,
+    client: ModelClient,
+    n: number,
+    prompt: string,
+    streamed: boolean,
+    startedAt: number,
+    durationMs: number,
+    end: Ended
+  ): Effect.Effect<void> => {
+    const full = policy.recordCalls === "full"
+    const call: ModelCall = {
+      purpose: info.purpose,
+      ...(info.phase === undefined ? {} : { phase: info.phase }),
+      reask: info.reask,
+      attempt: n,
+      model: client.label,
+      ...(end.modelId === undefined ? {} : { modelId: end.modelId }),
+      streamed,
+      startedAt,
+      durationMs,
+      outcome: end.outcome,
+      ...(full ? { prompt } : {}),
+      ...(full && end.output !== undefined ? { output: end.output } : {}),
+      ...(end.usage === undefined ? {} : { usage: end.usage }),
+      ...(end.error === undefined ? {} : { error: end.error })
+    }
+    return info.recorder.modify((r) => ({ ...r, modelCalls: [...(r.modelCalls ?? []), call] }))
+  }
+
+  const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
+    Exit.isSuccess(exit)
+      ? { outcome: "succeeded", output: exit.value.text, usage: exit.value.usage, modelId: exit.value.modelId }
+      : { outcome: outcomeOf(exit.cause), error: errorText(exit.cause) }
+
+  const plan = fallback === undefined ? undefined : ExecutionPlan.make(
+    // (Layers, not Contexts: `ExecutionPlan` types a Context step's error as `unknown`.)
+    { provide: Layer.succeed(ActiveModel, primary) },
+    // The fallback answers once the primary gave up (its retries spent),
+    // whatever the failure: a bad plan is not a failure here (it is re-asked).
+    { provide: Layer.succeed(ActiveModel, fallback), while: (_: ModelFailure) => Effect.succeed(true) }
+  )
+
+  /** One ask: the primary's attempts, then the fallback's. */
+  const generate = (info: CallInfo, prompt: string, format: Format): Effect.Effect<ModelResponse, ModelFailure> => {
+    const attempts = (client: ModelClient) =>
+      withRetries(policy, (n) => generateOnce(info, client, prompt, format, n))
+    return plan === undefined ? attempts(primary) : Effect.withExecutionPlan(Effect.flatMap(ActiveModel, attempts), plan)
+  }
+
+  /**
+   * One streamed attempt: text deltas, each part awaited for at most the
+   * model timeout; recorded (with the text received) when it ends.
+   */
+  const streamOnce = (info: CallInfo, client: ModelClient, prompt: string, n: number, emitted: { value: boolean }) =>
+    Stream.unwrap(Effect.withFiberRuntime<Stream.Stream<string, ModelFailure>>((fiber) => {
+      const clock = clockOf(fiber)
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const mark = elapsedMillis(clock)
+      const received: Array<string> = []
+      let usage: ModelUsage | undefined
+      let modelId: string | undefined
+      const parts = Stream.fromPull(
+        Effect.map(Stream.toPull(client.stream(prompt)), (pull) =>
+          withDeadline(pull, policy.timeout, () => Option.some<ModelFailure>(timedOut())))
+      )
+      const deltas = Stream.filterMap(parts, (part) => {
+        if (part.type === "text-delta") {
+          emitted.value = true
+          received.push(part.delta)
+          return Option.some(part.delta)
+        }
+        if (part.type === "finish") usage = usageOf(part.usage)
+        else if (part.type === "response-metadata") modelId = Option.getOrUndefined(part.modelId)
+        return Option.none()
+      })
+      if (policy.recordCalls === "off" || !info.recorder.enabled) return Effect.succeed(deltas)
+      return Effect.succeed(Stream.ensuringWith(deltas, (exit) => {
+        const output = received.join("")
+        const end: Ended = Exit.isSuccess(exit)
+          ? { outcome: "succeeded", output, usage, modelId }
+          : { outcome: outcomeOf(exit.cause), output, usage, modelId, error: errorText(exit.cause) }
+        return record(info, client, n, prompt, true, startedAt, elapsedMillis(clock) - mark, end)
+      }))
+    }))
+
+  /** Retries a stream that failed before it emitted anything. */
+  const streamAttempts = (info: CallInfo, client: ModelClient, prompt: string, n = 1): Stream.Stream<string, ModelFailure> => {
+    const emitted = { value: false }
+    return Stream.catchAll(streamOnce(info, client, prompt, n, emitted), (failure) => {
+      if (emitted.value) return Stream.fail(failure)
+      return Stream.unwrap(Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+        Option.match(retryDelay(policy, failure, n, now), {
+          onNone: () => Effect.succeed(Stream.fail(failure)),
+          onSome: (delay) => Effect.as(Effect.sleep(delay), streamAttempts(info, client, prompt, n + 1))
+        })))
+    })
+  }
+
+  const stream = (info: CallInfo, prompt: string): Stream.Stream<string, ModelFailure> =>
+    plan === undefined
+      ? streamAttempts(info, primary, prompt)
+      : Stream.withExecutionPlan(
+        Stream.unwrap(Effect.map(ActiveModel, (client) => streamAttempts(info, client, prompt))),
+        plan,
+        { preventFallbackOnPartialStream: true }
+      )
+
+  return { generate, stream }
+}
+
