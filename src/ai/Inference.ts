@@ -206,10 +206,13 @@ export const makeWith = (
       const phase = request.coordinates.phase ?? 1
       const generate = (prompt: string) =>
         Effect.mapError(caller.generate(info(request, "planning", reask), prompt, "plan"), planningFailure(phase))
-      const decodeAnswer = (text: string) => Effect.mapError(decodePlan(text, phase), (error) => new NotAPlan(error))
       if (!operations.observes("inference")) {
-        return Effect.flatMap(generate(request.prompt), (response) => decodeAnswer(response.text))
+        return Effect.flatMap(generate(request.prompt), (response) =>
+          Effect.mapError(decodePlan(response.text, phase), (error) => new NotAPlan(error)))
       }
+      // Observers see the run fail with the PlanningError itself; whether
+      // the model's own answer was the problem is known here only.
+      let modelAnswerRejected = false
       return Effect.flatMap(call(request, "planning", false), (snapshot) =>
         operations.run(
           snapshot,
@@ -219,8 +222,13 @@ export const makeWith = (
             const response = yield* generate(prompt)
             const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
             // A rewritten response is decoded from the rewritten text.
-            return yield* (text === response.text ? decodeAnswer(text) : decodePlan(text, phase))
+            return yield* Effect.tapError(decodePlan(text, phase), () =>
+              Effect.sync(() => {
+                modelAnswerRejected = text === response.text
+              }))
           })
+        ).pipe(
+          Effect.mapError((error) => (modelAnswerRejected && error._tag === "PlanningError" ? new NotAPlan(error) : error))
         ))
     }
 

@@ -1,0 +1,52 @@
+/**
+ * The runtime's cheap timeout (issue 9, issue 7): work that finishes without
+ * waiting is never raced; work that waits is interrupted at the deadline,
+ * and when its caller is interrupted.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import { withDeadline } from "../../src/runtime/internal/deadline.js"
+
+const late = () => "late" as const
+
+describe("withDeadline", () => {
+  it.effect("work that does not wait answers its own exit (success or failure), whatever the deadline", () =>
+    Effect.gen(function*() {
+      expect(yield* withDeadline(Effect.succeed(1), Duration.zero, late)).toBe(1)
+      expect(yield* Effect.flip(withDeadline(Effect.fail("boom"), Duration.zero, late))).toBe("boom")
+    }))
+
+  it.effect("work that waits past the deadline is interrupted (its finalizer runs) and fails with onTimeout", () =>
+    Effect.gen(function*() {
+      const finalized = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(
+        withDeadline(Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(finalized, undefined))), Duration.seconds(5), late)
+      )
+      yield* TestClock.adjust("4 seconds")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.await(fiber)).toEqual(Exit.fail("late"))
+      yield* Deferred.await(finalized)
+    }))
+
+  it.effect("work that waits and finishes in time answers its value; the work sees the caller's services", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(withDeadline(Effect.as(Effect.sleep("2 seconds"), "done"), Duration.seconds(5), late))
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* Fiber.join(fiber)).toBe("done")
+    }))
+
+  it.effect("interrupting the caller interrupts the work", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const finalized = yield* Deferred.make<void>()
+      const work = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Deferred.succeed(finalized, undefined))
+      )
+      const fiber = yield* Effect.fork(withDeadline(work, Duration.minutes(1), late))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      yield* Deferred.await(finalized)
+    }))
+})
