@@ -21,8 +21,9 @@
  * that batches spans (sent every 5 seconds) and exports the whole metric
  * registry (every 10 seconds); closing the Layer's scope sends what is left
  * (bounded by `shutdownTimeout`, 3 seconds by default). An unreachable
- * collector never fails or slows the program: the exporters retry in the
- * background, then pause for a minute.
+ * collector never fails the program: the exporters retry in the
+ * background, then pause for a minute; only the last export, at shutdown,
+ * is waited for (up to `shutdownTimeout`).
  *
  * @since 0.1.0
  */
