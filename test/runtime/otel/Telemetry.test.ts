@@ -15,6 +15,7 @@ import { ConfigProvider, Effect, Either, Layer, Metric, Option } from "effect"
 import { Hook } from "effect-agent-pipeline"
 import * as Telemetry from "effect-agent-pipeline/otel"
 import { makeHarness, plan, quoteStep } from "../../support/Harness.js"
+import * as TelemetryExample from "../../../examples/readme/telemetry.js"
 import * as OtlpReceiver from "../../support/OtlpReceiver.js"
 import type { ReceivedPoint, ReceivedSpan } from "../../support/OtlpReceiver.js"
 
@@ -235,6 +236,21 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
         expect(post.headers["content-type"]).toMatch(/^application\/json/)
       }
       expect(new Set(receiver.spans().map((s) => s.serviceName))).toEqual(new Set(["effect-agent-pipeline"]))
+    }).pipe(Effect.scoped))
+})
+
+describe("Telemetry: the README example", () => {
+  it.live("exports its request's spans when OTEL_EXPORTER_OTLP_ENDPOINT is set", () =>
+    Effect.gen(function*() {
+      const receiver = yield* OtlpReceiver.make
+      const result = yield* TelemetryExample.program.pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url]])))
+      )
+      expect(result._tag).toBe("Completed")
+      const spans = receiver.spans()
+      expect(spans.filter((s) => s.name === "pipeline.request").map((s) => s.attributes["pipeline.mode"])).toEqual(["pipeline"])
+      expect(spans.map((s) => s.name)).toContain("pipeline.step")
+      expect(new Set(spans.map((s) => s.traceId)).size).toBe(1)
     }).pipe(Effect.scoped))
 })
 
