@@ -45,6 +45,22 @@ const tokenBounds = MetricBoundaries.fromIterable([
  * `workflow`) and `pipeline.request.outcome` (`succeeded`, `suspended`,
  * `rejected`, `failed`, `interrupted`).
  *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { PipelineMetrics } from "effect-agent-pipeline"
+ *
+ * // The state of one series: its tags, the unit tag included.
+ * const succeeded = Metric.value(
+ *   PipelineMetrics.requestDuration.pipe(
+ *     Metric.tagged("pipeline.mode", "pipeline"),
+ *     Metric.tagged("pipeline.request.outcome", "succeeded"),
+ *     Metric.tagged("unit", "ms")
+ *   )
+ * )
+ * const report = Effect.map(succeeded, (state) => `${state.count} requests, ${state.sum.toFixed(1)} ms in all`)
+ * ```
+ *
  * @since 0.1.0
  */
 export const requestDuration = Metric.histogram(
@@ -146,7 +162,8 @@ const requestLabels = cacheOf(64)
 
 /**
  * Records one request's duration now (synchronously: call it from inside a
- * running effect).
+ * running effect). The pipeline calls it when a request's record is
+ * finalized; a custom request path may too.
  *
  * @since 0.1.0
  */

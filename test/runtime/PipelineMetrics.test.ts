@@ -67,6 +67,19 @@ describe("PipelineMetrics: requests", () => {
       expect(yield* samples("pipeline.request.duration", request("stream", "succeeded"))).toBe(before.stream + 1)
     }))
 
+  it.effect("pipeline.request.duration: a series reads back through Metric.tagged in tag order (the JSDoc example)", () =>
+    Effect.gen(function*() {
+      const series = PipelineMetrics.requestDuration.pipe(
+        Metric.tagged("pipeline.mode", "workflow"),
+        Metric.tagged("pipeline.request.outcome", "succeeded"),
+        Metric.tagged("unit", "ms")
+      )
+      const before = (yield* Metric.value(series)).count
+      const h = yield* makeHarness({ script: { plans: [], synthesis: "done" } })
+      yield* h.pipeline.executePlanWithSynthesis({ request: "quote ACME" }, plan([quoteStep("s1")]))
+      expect((yield* Metric.value(series)).count).toBe(before + 1)
+    }))
+
   it.effect("pipeline.request.duration: a suspension and a rejected resume have their own outcomes", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
