@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^effect-agent-pipeline\/sqlite$/, replacement: src("./src/stores/sql/Sqlite.ts") },
       { find: /^effect-agent-pipeline\/postgres$/, replacement: src("./src/stores/sql/Postgres.ts") },
       { find: /^effect-agent-pipeline\/redis$/, replacement: src("./src/stores/redis/ActivityStoreRedis.ts") },
+      { find: /^effect-agent-pipeline\/otel$/, replacement: src("./src/runtime/otel/Telemetry.ts") },
       { find: /^effect-agent-pipeline$/, replacement: src("./src/index.ts") }
     ]
   },

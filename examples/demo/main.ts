@@ -7,10 +7,16 @@
  * plan-policy boundary — runs sample requests, and prints each answer with
  * its evidence: the hooks that ran, their decisions and their effects.
  * A second run first shows what the earlier runs left in the store.
+ *
+ * With `OTEL_EXPORTER_OTLP_ENDPOINT` set (e.g. `http://localhost:4318`, a
+ * Jaeger all-in-one), its spans and metrics are exported over OTLP/HTTP as
+ * `OTEL_SERVICE_NAME` (default `effect-agent-pipeline`); unset, it stays
+ * offline.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
 import { Agent, ExecutionRecord, ExecutionStore, Hook, HookEffects, Pipeline } from "effect-agent-pipeline"
+import * as Telemetry from "effect-agent-pipeline/otel"
 import { allTools } from "../shared/DemoTools.js"
 import { allowedOperations } from "../plan-policy/PlanPolicy.js"
 
@@ -77,6 +83,10 @@ const describeEvidence = (record: ExecutionRecord.ExecutionRecord) =>
   })
 
 const program = Effect.gen(function*() {
+  const telemetry = yield* Telemetry.settings
+  if (Option.isSome(telemetry)) {
+    yield* Console.log(`Exporting traces and metrics to ${telemetry.value.endpoint} as ${telemetry.value.serviceName}.`)
+  }
   const pipeline = yield* Pipeline.Pipeline
   const store = yield* ExecutionStore.ExecutionStore
   const earlier = yield* store.list({ limit: 5 })
@@ -116,4 +126,9 @@ const program = Effect.gen(function*() {
   }
 })
 
-program.pipe(Effect.provide(Agent.layerConfig({ hooks, tools: allTools })), NodeRuntime.runMain)
+// Telemetry outermost: its exporters flush after the agent has shut down.
+program.pipe(
+  Effect.provide(Agent.layerConfig({ hooks, tools: allTools })),
+  Effect.provide(Telemetry.layerConfig),
+  NodeRuntime.runMain
+)

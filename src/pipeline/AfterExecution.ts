@@ -124,6 +124,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
             point: "after_execution",
             hookName,
             spanName: participant.spanName,
+            metricLabels: participant.metricLabels,
             sequence,
             recorder: request.recorder,
             inflight,

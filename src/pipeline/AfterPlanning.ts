@@ -152,6 +152,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
             point: "after_planning",
             hookName,
             spanName: participant.spanName,
+            metricLabels: participant.metricLabels,
             sequence,
             phase: info.phase,
             recorder: request.recorder,

@@ -72,6 +72,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
             point: "after_synthesis",
             hookName,
             spanName: participant.spanName,
+            metricLabels: participant.metricLabels,
             sequence,
             recorder: request.recorder,
             inflight,

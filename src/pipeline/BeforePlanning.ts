@@ -144,6 +144,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
             point: "before_planning",
             hookName,
             spanName: participant.spanName,
+            metricLabels: participant.metricLabels,
             sequence,
             recorder: request.recorder,
             inflight,

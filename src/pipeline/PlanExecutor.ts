@@ -3,7 +3,7 @@
  * concurrency. Every step gets a result — succeeded (with its JSON output),
  * failed (with the tool's error) or skipped (a dependency did not succeed) —
  * and its duration. Tool failures never fail the request: synthesis reports
- * them.
+ * them. Each tool call is counted (`pipeline.tool.calls`, `pipeline.tool.duration`).
  *
  * @since 0.1.0
  */
@@ -14,6 +14,7 @@ import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
 import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/RoutingPlan.js"
 import { spanned } from "../runtime/internal/spans.js"
+import { unsafeRecordToolCall } from "../runtime/PipelineMetrics.js"
 
 /**
  * Execution options.
@@ -41,6 +42,9 @@ const pick = (value: Json | undefined, path: string): Json | undefined => {
   }
   return current
 }
+
+/** A tool call's outcome as `pipeline.tool.calls` tags it. */
+const toolOutcome = { Succeeded: "succeeded", Failed: "failed", Denied: "denied" } as const
 
 const wholeReference = /^\{\{steps\.([A-Za-z0-9_-]{1,128})\.output((?:\.[A-Za-z0-9_-]+)*)\}\}$/
 
@@ -132,6 +136,7 @@ export const execute = (
         const t0 = yield* Clock.currentTimeNanos
         const outcome = yield* (semaphore === undefined ? callTool(step, parameters) : semaphore.withPermits(1)(callTool(step, parameters)))
         const duration = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
+        unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, toolOutcome[outcome._tag], duration)
         switch (outcome._tag) {
           case "Succeeded":
             return { ...base, status: "succeeded", output: outcome.output, startedAt, duration } as const

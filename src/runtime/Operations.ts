@@ -160,6 +160,7 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
     hookName: participant.id,
     point: participant.point,
     spanName: participant.spanName,
+    metricLabels: participant.metricLabels,
     sequence,
     phase: call.coordinates.phase,
     operation: { operation: call.operation, callId: call.callId, stepId: call.coordinates.stepId },

@@ -17,6 +17,7 @@ import { Either } from "effect"
 import { type HookPoint, isObserveOnly, TransformPoint } from "../domain/HookPoint.js"
 import { InvalidHookSubscription } from "../domain/PipelineError.js"
 import type { Grant } from "./Capability.js"
+import { hookRunLabels, type HookRunLabels } from "./PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, isDetached } from "./Policy.js"
 import { plainOf } from "./SyncHandler.js"
 
@@ -54,6 +55,8 @@ export interface Participant<Handler> {
   readonly plain?: ((...args: ReadonlyArray<unknown>) => unknown) | undefined
   /** `pipeline.hook.<point>.<id>`, computed once. */
   readonly spanName: string
+  /** The tags of its runs' `pipeline.hook.duration` samples, computed once (omitted: not measured). */
+  readonly metricLabels?: HookRunLabels | undefined
   readonly enabled: boolean
   readonly execution: ExecutionPolicy
   readonly failure: FailurePolicy
@@ -231,6 +234,7 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
         handler: spec.handlers[point],
         plain: plainOf(spec.handlers[point]),
         spanName: `pipeline.hook.${point}.${spec.id}`,
+        metricLabels: hookRunLabels(spec.id, point),
         enabled: spec.enabled,
         execution: spec.execution,
         failure: spec.failure ?? defaultFailure(point),

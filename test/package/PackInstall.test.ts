@@ -3,7 +3,9 @@
  * library, install the tarball (with the peers the README's install line
  * names) into a fresh project outside the repository,
  * typecheck a typed consumer against the installed `.d.ts`, and run the
- * README's first snippet, compiled, under plain Node (no tsx).
+ * README's first snippet, compiled, under plain Node (no tsx). The
+ * `effect-agent-pipeline/otel` subpath is installed with the peers the
+ * README's Telemetry section names, typechecked and run the same way.
  *
  * Not part of `npm test` (it needs npm and the npm cache); run it with
  * `npm run test:package`. Set `KEEP_PACKAGE_TEST_DIR=1` to keep the temp
@@ -59,10 +61,10 @@ interface Run {
   readonly transcript: string
 }
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string): Run => {
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = childEnv): Run => {
   const result = spawnSync(command, args, {
     cwd,
-    env: childEnv,
+    env,
     encoding: "utf8",
     timeout: COMMAND_TIMEOUT,
     maxBuffer: 64 * 1024 * 1024
@@ -102,6 +104,21 @@ const readmePeers = (): ReadonlyArray<string> => {
   if (peers.length === 0) throw new Error(`the README install line names no peer packages: ${line}`)
   return peers
 }
+
+/** The packages of the README's telemetry install line (`npm install @effect/opentelemetry@… …`). */
+const readmeTelemetryPeers = (): ReadonlyArray<string> => {
+  const line = readFileSync(join(repoRoot, "README.md"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("npm install @effect/opentelemetry"))
+  if (line === undefined) throw new Error("README.md has no `npm install @effect/opentelemetry…` line")
+  return line.trim().split(/\s+/).slice(2)
+}
+
+/** The child environment without any OpenTelemetry variable of the caller's. */
+const withoutOtel = (extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(Object.entries(childEnv).filter(([key]) => !key.startsWith("OTEL_"))),
+  ...extra
+})
 
 /** The ```text block after "It prints:" in the README's first-agent section. */
 const readmePrintedOutput = (): string => {
@@ -175,10 +192,13 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     )
     // Exactly the packages the README's install line names, the tarball in its place.
     runOrThrow("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers()], project)
+    // The `effect-agent-pipeline/otel` subpath's optional peers, as the README's Telemetry section installs them.
+    runOrThrow("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...readmeTelemetryPeers()], project)
 
     // 3. The consumer's sources: the README snippet unchanged, and the typed-import check.
     copyFileSync(readmeSnippet, join(project, "first-agent.ts"))
     copyFileSync(fixture("typed-import.ts"), join(project, "typed-import.ts"))
+    copyFileSync(fixture("otel-import.ts"), join(project, "otel-import.ts"))
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(STRICT_TSCONFIG, null, 2) + "\n")
   }, TIMEOUT)
 
@@ -224,6 +244,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     const tsc = run(join(project, "node_modules", ".bin", "tsc"), ["-p", "."], project)
     expect(tsc.ok, tsc.transcript).toBe(true)
     expect(existsSync(join(project, "out", "first-agent.js")), tsc.transcript).toBe(true)
+    expect(existsSync(join(project, "out", "otel-import.js")), tsc.transcript).toBe(true)
   })
 
   it("the README's first snippet runs unchanged under plain Node", () => {
@@ -236,5 +257,19 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     expect(node.result.stdout, node.transcript).toMatch(/desk-notes: succeeded/)
     // Exactly what the README says it prints.
     expect(node.result.stdout.trimEnd()).toBe(readmePrintedOutput())
+  })
+
+  it("the otel subpath resolves and runs under plain Node, with and without an endpoint", () => {
+    const compiled = join(project, "out", "otel-import.js")
+    expect(existsSync(compiled), "out/otel-import.js is missing: the typecheck test failed").toBe(true)
+
+    const off = run(process.execPath, [compiled], project, withoutOtel())
+    expect(off.ok, off.transcript).toBe(true)
+    expect(off.result.stdout.trim(), off.transcript).toBe("telemetry off: Completed")
+
+    // Nothing listens on port 9: the exporters load from the installed peers, give up quietly, and the program answers.
+    const on = run(process.execPath, [compiled], project, withoutOtel({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }))
+    expect(on.ok, on.transcript).toBe(true)
+    expect(on.result.stdout.trim(), on.transcript).toBe("telemetry on: Completed")
   })
 })

@@ -6,7 +6,7 @@
  * interruption, suspension — the scope closes first, then the record is
  * finalized with its lifecycle (C16).
  */
-import { Cause, Clock, Effect, Either, Exit, Option, Scope } from "effect"
+import { Cause, Effect, Either, Exit, Option, Scope } from "effect"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
@@ -14,7 +14,7 @@ import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { LeaseKeeper } from "../../runtime/LeaseKeeper.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
-import type { PipelineResult } from "../AgentResponse.js"
+import { type PipelineResult, Rejected } from "../AgentResponse.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
 import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
@@ -22,10 +22,14 @@ import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { failureText } from "../../runtime/internal/run.js"
 import { spanned } from "../../runtime/internal/spans.js"
+import { elapsedMillis } from "../../runtime/internal/timing.js"
+import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
   readonly startedAt: number
+  /** A monotonic reading (`elapsedMillis`) at the start: the request's measured duration starts here. */
+  readonly clockStart: number
   /** The request's own scope: closed with the request's exit, before the record is finalized. */
   readonly scope: Scope.CloseableScope
   /**
@@ -145,7 +149,9 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         )
       )
       const requestId = decoded.requestId ?? RequestId.make(newId())
-      const startedAt = yield* Clock.currentTimeMillis
+      const clock = yield* Effect.clock
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const clockStart = elapsedMillis(clock)
       const initial: ExecutionRecord = {
         schemaVersion: 1,
         requestId,
@@ -201,17 +207,35 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         : RequestRecorder.disabled(initial)
       const scope = yield* Scope.make()
       const releaseLease = recording ? leases.hold(recorder) : undefined
-      return { context, recorder, startedAt, scope, call, releaseLease } satisfies RequestState
+      return { context, recorder, startedAt, clockStart, scope, call, releaseLease } satisfies RequestState
     })
 }
 
-/** Closes the request scope (its cleanups may still report effects), then finalizes the record. */
+/** How a request ended, as `pipeline.request.duration` tags it. */
+const outcomeOf = (exit: Exit.Exit<unknown, unknown>, lifecycle: Lifecycle): RequestOutcome => {
+  if (Exit.isSuccess(exit) && exit.value instanceof Rejected) return "rejected"
+  switch (lifecycle.status) {
+    case "succeeded":
+    case "suspended":
+    case "interrupted":
+      return lifecycle.status
+    default:
+      return "failed"
+  }
+}
+
+/**
+ * Closes the request scope (its cleanups may still report effects), then
+ * measures the request and finalizes the record.
+ */
 export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>, suspended: boolean) =>
   Scope.close(state.scope, exit).pipe(
-    Effect.zipRight(Clock.currentTimeMillis),
-    Effect.flatMap((now) => {
+    Effect.zipRight(Effect.clock),
+    Effect.flatMap((clock) => {
       state.releaseLease?.()
-      return state.recorder.finalize(lifecycleOf(exit, state.startedAt, now, suspended))
+      const lifecycle = lifecycleOf(exit, state.startedAt, clock.unsafeCurrentTimeMillis(), suspended)
+      unsafeRecordRequest(state.recorder.current().mode, outcomeOf(exit, lifecycle), elapsedMillis(clock) - state.clockStart)
+      return state.recorder.finalize(lifecycle)
     })
   )
 

@@ -20,13 +20,14 @@
  * began when the checkpoint was saved: observers see the wait, with the
  * decision, when it arrives.
  */
-import { Cause, Clock, type Duration, Effect, Either, Exit, Option, Scope } from "effect"
+import { Cause, type Duration, Effect, Either, Exit, Option, Scope } from "effect"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { RequestId } from "../../domain/PipelineContext.js"
 import { CheckpointError, type PipelineError } from "../../domain/PipelineError.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
+import { elapsedMillis } from "../../runtime/internal/timing.js"
 import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import { type PipelineResult, Rejected } from "../AgentResponse.js"
@@ -96,7 +97,9 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
   const run = (checkpoint: Checkpoint, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
     Effect.gen(function*() {
       const { checkpointId, requestId } = checkpoint
-      const startedAt = yield* Clock.currentTimeMillis
+      const clock = yield* Effect.clock
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const clockStart = elapsedMillis(clock)
       const stored = recording ? yield* Effect.either(store.get(requestId)) : Either.right(Option.none())
       const previous = Either.isRight(stored) ? stored.right : Option.none()
       const initial: ExecutionRecord = Option.isSome(previous)
@@ -133,6 +136,7 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
         }),
         recorder,
         startedAt,
+        clockStart,
         scope: yield* Scope.make(),
         call
       }

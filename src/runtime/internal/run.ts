@@ -22,6 +22,7 @@ import type {
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
 import { currentInvocation, type InvocationSlot, sharedSlot, slotFor } from "../HookEffects.js"
+import { type HookRunLabels, unsafeRecordHookRun } from "../PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { contributionHash } from "./hash.js"
@@ -52,6 +53,8 @@ export interface RunSpec {
   readonly recorder: RequestRecorder
   readonly failure: FailurePolicy
   readonly execution: ExecutionPolicy
+  /** The subscription's `pipeline.hook.duration` tags (omitted: the run is not measured). */
+  readonly metricLabels?: HookRunLabels | undefined
 }
 
 /** The exact text of a failure value. */
@@ -184,7 +187,10 @@ const endSpan = (span: Tracer.Span, ending: Ending, exit: Exit.Exit<unknown, unk
   span.end(clock.unsafeCurrentTimeNanos(), exit)
 }
 
-type RunSpecOf = Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">
+type RunSpecOf = Pick<
+  RunSpec,
+  "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder" | "metricLabels"
+>
 
 /** A run (one object: the methods live on the prototype); everything here is synchronous. */
 class HookRun implements Run {
@@ -208,9 +214,14 @@ class HookRun implements Run {
     this.finished = true
     // Interrupted inside the handler: the slot is given back here.
     if (this.release !== undefined) this.release()
-    if (this.span !== undefined) endSpan(this.span, ending, exit, this.clock)
     const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
       entryOf(this.spec, ending.status, this.startedAt, elapsedMillis(this.clock) - this.t0)
+    if (this.span !== undefined) {
+      endSpan(this.span, ending, exit, this.clock)
+      // Measured with its span: a run made without one (no tracer collects
+      // spans) does no metric work.
+      if (this.spec.metricLabels !== undefined) unsafeRecordHookRun(this.spec.metricLabels, entry.outcome, entry.duration)
+    }
     if (ending.error !== undefined) entry.error = ending.error
     if (ending.decision !== undefined) entry.decision = ending.decision
     if (ending.attempts !== undefined) entry.attempts = ending.attempts
@@ -240,7 +251,7 @@ const makeRun = (
  * taken only when spans are not collected (see `spans.ts`).
  */
 export const openRunNow = (
-  spec: Pick<RunSpec, "hookName" | "point" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
+  spec: RunSpecOf,
   clock: Clock.Clock
 ): Run => makeRun(spec, clock, undefined, undefined)
 
@@ -261,7 +272,7 @@ export const callPlain = (call: () => unknown): Attempt => {
  * `parent` when given).
  */
 export const openRun = (
-  spec: Pick<RunSpec, "hookName" | "point" | "spanName" | "sequence" | "phase" | "operation" | "execution" | "recorder">,
+  spec: RunSpecOf & Pick<RunSpec, "spanName">,
   parent?: Tracer.AnySpan | undefined,
   given?: InvocationHandle | undefined
 ): Effect.Effect<Run> =>

@@ -1,0 +1,318 @@
+/**
+ * The pipeline's metrics (seed 000 §9 "Telemetry"), with OpenTelemetry-style
+ * names, in Effect's global metric registry — where any metrics exporter
+ * reads them (`effect-agent-pipeline/otel` exports them over OTLP):
+ *
+ * | metric | kind | unit | tags |
+ * | --- | --- | --- | --- |
+ * | `pipeline.request.duration` | histogram | `ms` | `pipeline.mode`, `pipeline.request.outcome` |
+ * | `pipeline.hook.duration` | histogram | `ms` | `pipeline.hook.name`, `pipeline.hook.stage`, `pipeline.operation` (operation hooks), `pipeline.hook.outcome` |
+ * | `pipeline.tool.calls` | counter | `{call}` | `pipeline.tool.name`, `pipeline.tool.outcome` |
+ * | `pipeline.tool.duration` | histogram | `ms` | `pipeline.tool.name`, `pipeline.tool.outcome` |
+ * | `gen_ai.client.token.usage` | histogram | `{token}` | `gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.token.type`, `pipeline.inference.purpose`, `gen_ai.provider.name` (when known) |
+ *
+ * Every series also carries a `unit` tag: it is how Effect's metric keys
+ * carry a unit, and the OTLP exporters turn it into the metric's unit. The
+ * short-circuit counter, `orchestration.pipeline.short_circuit.decision`,
+ * stays in `ShortCircuit` (C17).
+ *
+ * Cost: tag sets are built once (per subscription, per tool, per mode and
+ * outcome) and metrics are updated synchronously — no Effect step on the
+ * hot path. A hook run's duration is recorded only while its span is made
+ * (a tracer collects spans — see `internal/spans.ts`), so with no exporter
+ * the per-hook path does no metric work at all; request, tool and token
+ * metrics are per request and always recorded.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { type HookPoint, TransformPoint, transformOperation } from "../domain/HookPoint.js"
+import { type Operation, operations } from "../domain/Operation.js"
+
+/** Millisecond bounds from 10 µs to 2 minutes (hooks and tools are often sub-millisecond). */
+const millisecondBounds = MetricBoundaries.fromIterable([
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000
+])
+
+/** The bucket bounds the GenAI semantic conventions advise for token counts. */
+const tokenBounds = MetricBoundaries.fromIterable([
+  1, 4, 16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 67_108_864
+])
+
+/**
+ * How long a request took, from its start to its finalized record, in
+ * milliseconds. Tags: `pipeline.mode` (`pipeline`, `stream`, `resume`,
+ * `workflow`) and `pipeline.request.outcome` (`succeeded`, `suspended`,
+ * `rejected`, `failed`, `interrupted`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { PipelineMetrics } from "effect-agent-pipeline"
+ *
+ * // The state of one series: its tags, the unit tag included.
+ * const succeeded = Metric.value(
+ *   PipelineMetrics.requestDuration.pipe(
+ *     Metric.tagged("pipeline.mode", "pipeline"),
+ *     Metric.tagged("pipeline.request.outcome", "succeeded"),
+ *     Metric.tagged("unit", "ms")
+ *   )
+ * )
+ * const report = Effect.map(succeeded, (state) => `${state.count} requests, ${state.sum.toFixed(1)} ms in all`)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const requestDuration = Metric.histogram(
+  "pipeline.request.duration",
+  millisecondBounds,
+  "Duration of pipeline requests, by mode and outcome"
+)
+
+/**
+ * How long a hook run took, in milliseconds (the duration its record entry
+ * carries). Tags: `pipeline.hook.name`, `pipeline.hook.stage` (the point:
+ * `before_planning`, `guard_tool_call`, …), `pipeline.operation` (operation
+ * hooks only) and `pipeline.hook.outcome` (`succeeded`, `failed`,
+ * `pending`). Recorded for runs that are spanned (see the module header).
+ *
+ * @since 0.1.0
+ */
+export const hookDuration = Metric.histogram(
+  "pipeline.hook.duration",
+  millisecondBounds,
+  "Duration of hook runs, by hook, point, operation and outcome"
+)
+
+/**
+ * Tool calls of plan steps. Tags: `pipeline.tool.name`
+ * (`namespace/agent/capability`) and `pipeline.tool.outcome` (`succeeded`,
+ * `failed`, `denied`). A step skipped because a dependency did not succeed
+ * calls no tool and is not counted.
+ *
+ * @since 0.1.0
+ */
+export const toolCalls = Metric.counter("pipeline.tool.calls", {
+  description: "Tool calls of plan steps, by tool and outcome",
+  incremental: true
+})
+
+/**
+ * How long a step's tool call took, in milliseconds; the tags of
+ * {@link toolCalls}.
+ *
+ * @since 0.1.0
+ */
+export const toolDuration = Metric.histogram(
+  "pipeline.tool.duration",
+  millisecondBounds,
+  "Duration of tool calls of plan steps, by tool and outcome"
+)
+
+/**
+ * Tokens a model call used (the GenAI semantic conventions'
+ * `gen_ai.client.token.usage`): one sample per token type and call. Tags:
+ * `gen_ai.operation.name` (default `chat`), `gen_ai.request.model`,
+ * `gen_ai.token.type` (`input`, `output`), `pipeline.inference.purpose`
+ * (what the call was for: `plan`, `synthesis`, …) and, when known,
+ * `gen_ai.provider.name`.
+ *
+ * @since 0.1.0
+ */
+export const tokenUsage = Metric.histogram(
+  "gen_ai.client.token.usage",
+  tokenBounds,
+  "Number of input and output tokens used by model calls"
+)
+
+type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+
+const MS = MetricLabel.make("unit", "ms")
+const CALLS = MetricLabel.make("unit", "{call}")
+const TOKENS = MetricLabel.make("unit", "{token}")
+
+const labels = (unit: MetricLabel.MetricLabel, tags: ReadonlyArray<readonly [string, string]>): Labels =>
+  Object.freeze([...tags.map(([key, value]) => MetricLabel.make(key, value)), unit])
+
+/**
+ * A cache of tag sets by key. Effect's metric hooks are cached by the
+ * identity of the tag array, so reusing one array per series is what keeps
+ * an update a lookup; past `limit` keys (unbounded names), sets are built
+ * per update instead of growing the cache.
+ */
+const cacheOf = (limit: number) => {
+  const cache = new Map<string, Labels>()
+  return (key: string, make: () => Labels): Labels => {
+    const found = cache.get(key)
+    if (found !== undefined) return found
+    const made = make()
+    if (cache.size < limit) cache.set(key, made)
+    return made
+  }
+}
+
+/**
+ * The outcome of a request as {@link requestDuration} tags it.
+ *
+ * @since 0.1.0
+ */
+export type RequestOutcome = "succeeded" | "suspended" | "rejected" | "failed" | "interrupted"
+
+const requestLabels = cacheOf(64)
+
+/**
+ * Records one request's duration now (synchronously: call it from inside a
+ * running effect). The pipeline calls it when a request's record is
+ * finalized; a custom request path may too.
+ *
+ * @since 0.1.0
+ */
+export const unsafeRecordRequest = (mode: string, outcome: RequestOutcome, durationMillis: number): void =>
+  requestDuration.unsafeUpdate(
+    durationMillis,
+    requestLabels(`${mode}\u0000${outcome}`, () =>
+      labels(MS, [["pipeline.mode", mode], ["pipeline.request.outcome", outcome]]))
+  )
+
+/**
+ * The outcome of a hook run as {@link hookDuration} tags it (its record
+ * entry's `outcome`).
+ *
+ * @since 0.1.0
+ */
+export type HookOutcome = "succeeded" | "failed" | "pending" | "skipped"
+
+/**
+ * One subscription's tag sets, one per outcome: built once, when the
+ * subscription is (see `Subscription.build`).
+ *
+ * @since 0.1.0
+ */
+export type HookRunLabels = Readonly<Record<HookOutcome, Labels>>
+
+/** The operation of every operation point (the four stages have none). */
+const pointOperation: ReadonlyMap<string, Operation> = new Map([
+  ...operations.flatMap((operation) => [[`around_${operation}`, operation], [`guard_${operation}`, operation]] as const),
+  ...TransformPoint.literals.map((point) => [point, transformOperation[point]] as const)
+])
+
+/**
+ * The tag sets of a hook's runs at a point.
+ *
+ * @since 0.1.0
+ */
+export const hookRunLabels = (hookName: string, point: HookPoint): HookRunLabels => {
+  const operation = pointOperation.get(point)
+  const base: Array<readonly [string, string]> = [["pipeline.hook.name", hookName], ["pipeline.hook.stage", point]]
+  if (operation !== undefined) base.push(["pipeline.operation", operation])
+  const of = (outcome: HookOutcome) => labels(MS, [...base, ["pipeline.hook.outcome", outcome]])
+  return Object.freeze({ succeeded: of("succeeded"), failed: of("failed"), pending: of("pending"), skipped: of("skipped") })
+}
+
+/**
+ * Records one hook run's duration now (synchronously).
+ *
+ * @since 0.1.0
+ */
+export const unsafeRecordHookRun = (runLabels: HookRunLabels, outcome: HookOutcome, durationMillis: number): void =>
+  hookDuration.unsafeUpdate(durationMillis, runLabels[outcome])
+
+/**
+ * How a step's tool call ended, as {@link toolCalls} tags it.
+ *
+ * @since 0.1.0
+ */
+export type ToolOutcome = "succeeded" | "failed" | "denied"
+
+const toolLabels = cacheOf(4_096)
+
+/**
+ * Records one tool call (its count and its duration) now (synchronously).
+ * `tool` is `namespace/agent/capability`.
+ *
+ * @since 0.1.0
+ */
+export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, durationMillis: number): void => {
+  const tags = toolLabels(`${tool}\u0000${outcome}`, () =>
+    labels(CALLS, [["pipeline.tool.name", tool], ["pipeline.tool.outcome", outcome]]))
+  toolCalls.unsafeUpdate(1, tags)
+  // The same series with its own unit.
+  toolDuration.unsafeUpdate(durationMillis, toolLabels(`${tool}\u0000${outcome}\u0000ms`, () => [...tags.slice(0, -1), MS]))
+}
+
+/**
+ * One model call's token usage.
+ *
+ * @since 0.1.0
+ */
+export interface TokenUsage {
+  /** The model asked for (`gen_ai.request.model`). */
+  readonly model: string
+  /** What the call was for: `plan`, `synthesis`, `embedding`, … (`pipeline.inference.purpose`). */
+  readonly purpose: string
+  readonly inputTokens?: number | undefined
+  readonly outputTokens?: number | undefined
+  /** `openai`, `anthropic`, … (`gen_ai.provider.name`); omitted when unknown. */
+  readonly provider?: string | undefined
+  /** `gen_ai.operation.name`; default `chat`. */
+  readonly operation?: string | undefined
+}
+
+const tokenLabels = cacheOf(1_024)
+
+const recordTokens = (usage: TokenUsage, type: "input" | "output", count: number | undefined): void => {
+  if (count === undefined || !Number.isFinite(count) || count < 0) return
+  const operation = usage.operation ?? "chat"
+  const provider = usage.provider
+  tokenUsage.unsafeUpdate(
+    count,
+    tokenLabels(`${operation}\u0000${usage.model}\u0000${usage.purpose}\u0000${provider ?? ""}\u0000${type}`, () => {
+      const tags: Array<readonly [string, string]> = [
+        ["gen_ai.operation.name", operation],
+        ["gen_ai.request.model", usage.model],
+        ["gen_ai.token.type", type],
+        ["pipeline.inference.purpose", usage.purpose]
+      ]
+      if (provider !== undefined) tags.push(["gen_ai.provider.name", provider])
+      return labels(TOKENS, tags)
+    })
+  )
+}
+
+/**
+ * Records one model call's token usage now (synchronously): one sample of
+ * {@link tokenUsage} per token type given. A missing, negative or
+ * non-finite count is not recorded (a provider that reports no usage).
+ *
+ * @example
+ * ```ts
+ * import { PipelineMetrics } from "effect-agent-pipeline"
+ *
+ * PipelineMetrics.unsafeRecordTokenUsage({ model: "gpt-4o-mini", purpose: "plan", inputTokens: 812, outputTokens: 64 })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const unsafeRecordTokenUsage = (usage: TokenUsage): void => {
+  recordTokens(usage, "input", usage.inputTokens)
+  recordTokens(usage, "output", usage.outputTokens)
+}
+
+/**
+ * {@link unsafeRecordTokenUsage} as an Effect.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { PipelineMetrics } from "effect-agent-pipeline"
+ *
+ * const afterCall = Effect.zipRight(
+ *   Effect.log("model answered"),
+ *   PipelineMetrics.recordTokenUsage({ model: "claude-sonnet-4", provider: "anthropic", purpose: "synthesis", inputTokens: 1200, outputTokens: 300 })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const recordTokenUsage = (usage: TokenUsage): Effect.Effect<void> =>
+  Effect.sync(() => unsafeRecordTokenUsage(usage))

@@ -1,0 +1,195 @@
+/**
+ * The pipeline's metrics (see src/runtime/PipelineMetrics.ts), read back
+ * from Effect's global registry: a request's duration by mode and outcome,
+ * tool calls by tool and outcome, hook-run durations by hook, point,
+ * operation and outcome — recorded only while spans are collected — and
+ * model token usage.
+ *
+ * The registry is process-wide, so every test reads the change in a series
+ * (or uses names no other test uses).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Metric, MetricState, Stream } from "effect"
+import { Approval, Hook, PipelineMetrics } from "effect-agent-pipeline"
+import { makeHarness, plan, quoteStep, tradeStep } from "../support/Harness.js"
+import * as InMemoryTracing from "../support/InMemoryTracing.js"
+
+/** The series of metric `name` whose tags are exactly `tags`, if any was recorded. */
+const series = (name: string, tags: Readonly<Record<string, string>>) =>
+  Effect.map(Metric.snapshot, (pairs) =>
+    pairs.find((pair) => {
+      if (pair.metricKey.name !== name || pair.metricKey.tags.length !== Object.keys(tags).length) return false
+      return pair.metricKey.tags.every((label) => tags[label.key] === label.value)
+    })?.metricState)
+
+/** How many samples a histogram series holds (0 when it was never recorded). */
+const samples = (name: string, tags: Readonly<Record<string, string>>) =>
+  Effect.map(series(name, tags), (state) => {
+    if (state === undefined) return 0
+    if (!MetricState.isHistogramState(state)) throw new Error(`${name} is not a histogram`)
+    return state.count
+  })
+
+/** A counter series' count (0 when it was never recorded). */
+const count = (name: string, tags: Readonly<Record<string, string>>) =>
+  Effect.map(series(name, tags), (state) => {
+    if (state === undefined) return 0
+    if (!MetricState.isCounterState(state)) throw new Error(`${name} is not a counter`)
+    return Number(state.count)
+  })
+
+const request = (mode: string, outcome: string) => ({
+  "pipeline.mode": mode,
+  "pipeline.request.outcome": outcome,
+  unit: "ms"
+})
+
+const QUOTE = "demo-tools/stock-service/stock_quote"
+const TRADE = "demo-tools/trading-service/execute_trade"
+
+describe("PipelineMetrics: requests", () => {
+  it.effect("pipeline.request.duration: one sample per request, tagged by mode and outcome", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        hooks: [Hook.required({ name: "gov", afterPlanning: (ctx, p) => ctx.request === "refuse" ? Effect.fail("no") : Effect.succeed(p) })],
+        script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "done" }
+      })
+      const before = {
+        succeeded: yield* samples("pipeline.request.duration", request("pipeline", "succeeded")),
+        failed: yield* samples("pipeline.request.duration", request("pipeline", "failed")),
+        stream: yield* samples("pipeline.request.duration", request("stream", "succeeded"))
+      }
+      yield* h.pipeline.process({ request: "quote ACME" })
+      yield* Effect.flip(h.pipeline.process({ request: "refuse" }))
+      yield* Stream.runDrain(h.pipeline.stream({ request: "quote ACME" }))
+      expect(yield* samples("pipeline.request.duration", request("pipeline", "succeeded"))).toBe(before.succeeded + 1)
+      expect(yield* samples("pipeline.request.duration", request("pipeline", "failed"))).toBe(before.failed + 1)
+      expect(yield* samples("pipeline.request.duration", request("stream", "succeeded"))).toBe(before.stream + 1)
+    }))
+
+  it.effect("pipeline.request.duration: a series reads back through Metric.tagged in tag order (the JSDoc example)", () =>
+    Effect.gen(function*() {
+      const series = PipelineMetrics.requestDuration.pipe(
+        Metric.tagged("pipeline.mode", "workflow"),
+        Metric.tagged("pipeline.request.outcome", "succeeded"),
+        Metric.tagged("unit", "ms")
+      )
+      const before = (yield* Metric.value(series)).count
+      const h = yield* makeHarness({ script: { plans: [], synthesis: "done" } })
+      yield* h.pipeline.executePlanWithSynthesis({ request: "quote ACME" }, plan([quoteStep("s1")]))
+      expect((yield* Metric.value(series)).count).toBe(before + 1)
+    }))
+
+  it.effect("pipeline.request.duration: a suspension and a rejected resume have their own outcomes", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        approval: { evaluate: () => Effect.succeed(Approval.suspend("needs a human")) },
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+      })
+      const suspendedBefore = yield* samples("pipeline.request.duration", request("pipeline", "suspended"))
+      const rejectedBefore = yield* samples("pipeline.request.duration", request("resume", "rejected"))
+      const result = yield* h.pipeline.process({ request: "quote ACME" })
+      if (result._tag !== "Suspended") throw new Error(`expected a suspension, got ${result._tag}`)
+      yield* h.pipeline.resume(result.checkpoint.checkpointId, "reject")
+      expect(yield* samples("pipeline.request.duration", request("pipeline", "suspended"))).toBe(suspendedBefore + 1)
+      expect(yield* samples("pipeline.request.duration", request("resume", "rejected"))).toBe(rejectedBefore + 1)
+    }))
+})
+
+describe("PipelineMetrics: tool calls", () => {
+  it.effect("pipeline.tool.calls and pipeline.tool.duration: by tool and outcome; a denied call is counted denied", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.make({
+            name: "no-trades",
+            guard: { toolCall: (call, proceed) => call.payload.capability === "execute_trade" ? Hook.deny("no trades") : proceed }
+          })
+        ],
+        script: { plans: [plan([quoteStep("s1"), tradeStep("s2")])], synthesis: "done" }
+      })
+      const tags = (tool: string, outcome: string) => ({ "pipeline.tool.name": tool, "pipeline.tool.outcome": outcome })
+      const quotes = yield* count("pipeline.tool.calls", { ...tags(QUOTE, "succeeded"), unit: "{call}" })
+      const denied = yield* count("pipeline.tool.calls", { ...tags(TRADE, "denied"), unit: "{call}" })
+      const timed = yield* samples("pipeline.tool.duration", { ...tags(QUOTE, "succeeded"), unit: "ms" })
+      yield* h.pipeline.process({ request: "quote and trade" })
+      expect(yield* count("pipeline.tool.calls", { ...tags(QUOTE, "succeeded"), unit: "{call}" })).toBe(quotes + 1)
+      expect(yield* count("pipeline.tool.calls", { ...tags(TRADE, "denied"), unit: "{call}" })).toBe(denied + 1)
+      expect(yield* samples("pipeline.tool.duration", { ...tags(QUOTE, "succeeded"), unit: "ms" })).toBe(timed + 1)
+    }))
+})
+
+describe("PipelineMetrics: hook runs", () => {
+  const hookTags = (name: string, stage: string, outcome: string, operation?: string) => ({
+    "pipeline.hook.name": name,
+    "pipeline.hook.stage": stage,
+    ...(operation === undefined ? {} : { "pipeline.operation": operation }),
+    "pipeline.hook.outcome": outcome,
+    unit: "ms"
+  })
+
+  const hooks = (prefix: string) => [
+    Hook.make({ name: `${prefix}-ok`, beforePlanning: () => Effect.succeed({}) }),
+    Hook.make({ name: `${prefix}-flaky`, afterExecution: () => Effect.fail(new Error("down")) }),
+    Hook.make({ name: `${prefix}-ops`, around: { toolCall: () => Effect.void } })
+  ]
+
+  it.effect("pipeline.hook.duration: recorded with the hook's span, by hook, point, operation and outcome", () => {
+    const tracing = InMemoryTracing.make()
+    return Effect.gen(function*() {
+      const h = yield* makeHarness({ hooks: hooks("traced"), script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
+      yield* h.pipeline.process({ request: "quote ACME" })
+      expect(yield* samples("pipeline.hook.duration", hookTags("traced-ok", "before_planning", "succeeded"))).toBe(1)
+      expect(yield* samples("pipeline.hook.duration", hookTags("traced-flaky", "after_execution", "failed"))).toBe(1)
+      expect(yield* samples("pipeline.hook.duration", hookTags("traced-ops", "around_tool_call", "succeeded", "tool_call")))
+        .toBe(1)
+      // One sample per spanned run: the hook spans and the samples agree.
+      expect(InMemoryTracing.hookSpans(tracing.spans())).toHaveLength(3)
+    }).pipe(Effect.provide(tracing.layer))
+  })
+
+  it.effect("pipeline.hook.duration: nothing is recorded while no tracer collects spans (the hot path does no metric work)", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({ hooks: hooks("untraced"), script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
+      yield* h.pipeline.process({ request: "quote ACME", requestId: "untraced-1" })
+      expect((yield* h.record("untraced-1")).hookInvocations).toHaveLength(3)
+      const recorded = (yield* Metric.snapshot).filter((pair) =>
+        pair.metricKey.name === "pipeline.hook.duration" &&
+        pair.metricKey.tags.some((label) => label.key === "pipeline.hook.name" && label.value.startsWith("untraced-"))
+      )
+      expect(recorded).toEqual([])
+    }))
+})
+
+describe("PipelineMetrics: token usage", () => {
+  const tokenTags = (model: string, type: string, extra: Readonly<Record<string, string>> = {}) => ({
+    "gen_ai.operation.name": "chat",
+    "gen_ai.request.model": model,
+    "gen_ai.token.type": type,
+    "pipeline.inference.purpose": "plan",
+    unit: "{token}",
+    ...extra
+  })
+
+  const sumOf = (model: string, type: string, extra?: Readonly<Record<string, string>>) =>
+    Effect.map(series("gen_ai.client.token.usage", tokenTags(model, type, extra)), (state) =>
+      state !== undefined && MetricState.isHistogramState(state) ? { count: state.count, sum: state.sum } : undefined)
+
+  it.effect("recordTokenUsage: one gen_ai.client.token.usage sample per token type, tagged by model, purpose and type", () =>
+    Effect.gen(function*() {
+      yield* PipelineMetrics.recordTokenUsage({ model: "unit-model-a", purpose: "plan", inputTokens: 812, outputTokens: 64 })
+      yield* PipelineMetrics.recordTokenUsage({ model: "unit-model-a", purpose: "plan", inputTokens: 100, outputTokens: 6 })
+      expect(yield* sumOf("unit-model-a", "input")).toEqual({ count: 2, sum: 912 })
+      expect(yield* sumOf("unit-model-a", "output")).toEqual({ count: 2, sum: 70 })
+    }))
+
+  it.effect("unsafeRecordTokenUsage: the provider tag when known; a missing or invalid count is not a sample", () =>
+    Effect.gen(function*() {
+      PipelineMetrics.unsafeRecordTokenUsage({ model: "unit-model-b", provider: "anthropic", purpose: "plan", inputTokens: 5 })
+      PipelineMetrics.unsafeRecordTokenUsage({ model: "unit-model-b", provider: "anthropic", purpose: "plan", inputTokens: -1, outputTokens: Number.NaN })
+      expect(yield* sumOf("unit-model-b", "input", { "gen_ai.provider.name": "anthropic" })).toEqual({ count: 1, sum: 5 })
+      expect(yield* sumOf("unit-model-b", "output", { "gen_ai.provider.name": "anthropic" })).toBeUndefined()
+      // Without the provider, a different series.
+      expect(yield* sumOf("unit-model-b", "input")).toBeUndefined()
+    }))
+})
