@@ -23,6 +23,7 @@ import {
 import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/ModelCall.js"
 import { withDeadline } from "../../runtime/internal/deadline.js"
 import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
+import { unsafeRecordTokenUsage } from "../../runtime/PipelineMetrics.js"
 import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
 import { type ModelFailure, type ModelPolicy, ModelTimeout, retryDelay, withRetries } from "../ModelPolicy.js"
@@ -103,15 +104,37 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   const timeoutMillis = Duration.toMillis(policy.timeout)
   const timedOut = () => new ModelTimeout({ timeoutMillis })
 
+  const recorded = (info: CallInfo) => policy.recordCalls !== "off" && info.recorder.enabled
+
+  /** Token metrics and the call's record, once it ended. */
+  const ended = (
+    info: CallInfo,
+    client: ModelClient,
+    n: number,
+    prompt: string,
+    streamed: boolean,
+    startedAt: number,
+    durationMs: number,
+    end: Ended
+  ): Effect.Effect<void> => {
+    if (end.usage !== undefined) {
+      unsafeRecordTokenUsage({
+        model: end.modelId ?? client.label,
+        purpose: info.purpose,
+        inputTokens: end.usage.inputTokens,
+        outputTokens: end.usage.outputTokens
+      })
+    }
+    return recorded(info) ? record(info, client, n, prompt, streamed, startedAt, durationMs, end) : Effect.void
+  }
+
   const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
     Effect.withFiberRuntime<ModelResponse, ModelFailure>((fiber) => {
       const clock = clockOf(fiber)
       const startedAt = clock.unsafeCurrentTimeMillis()
       const mark = elapsedMillis(clock)
-      const call = withDeadline(client.generate(prompt, format), policy.timeout, timedOut)
-      if (policy.recordCalls === "off" || !info.recorder.enabled) return call
-      return Effect.onExit(call, (exit) =>
-        record(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit)))
+      return Effect.onExit(withDeadline(client.generate(prompt, format), policy.timeout, timedOut), (exit) =>
+        ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit)))
     })
 
   const record = (
@@ -190,13 +213,12 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
         else if (part.type === "response-metadata") modelId = Option.getOrUndefined(part.modelId)
         return Option.none()
       })
-      if (policy.recordCalls === "off" || !info.recorder.enabled) return Effect.succeed(deltas)
       return Effect.succeed(Stream.ensuringWith(deltas, (exit) => {
         const output = received.join("")
         const end: Ended = Exit.isSuccess(exit)
           ? { outcome: "succeeded", output, usage, modelId }
           : { outcome: outcomeOf(exit.cause), output, usage, modelId, error: errorText(exit.cause) }
-        return record(info, client, n, prompt, true, startedAt, elapsedMillis(clock) - mark, end)
+        return ended(info, client, n, prompt, true, startedAt, elapsedMillis(clock) - mark, end)
       }))
     }))
 

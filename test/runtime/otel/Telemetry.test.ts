@@ -11,8 +11,10 @@
  * the tracer stays Effect's built-in one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Layer, Metric, Option } from "effect"
-import { Hook } from "effect-agent-pipeline"
+import { ConfigProvider, Context, Effect, Either, Layer, Metric, Option } from "effect"
+import { Agent, Hook, Pipeline } from "effect-agent-pipeline"
+import { allTools } from "../../../examples/shared/DemoTools.js"
+import * as Flaky from "../../support/FlakyModel.js"
 import * as Telemetry from "effect-agent-pipeline/otel"
 import { makeHarness, plan, quoteStep } from "../../support/Harness.js"
 import * as TelemetryExample from "../../../examples/readme/telemetry.js"
@@ -216,6 +218,45 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       })
       expect(Object.keys(decisions.attributes).sort()).toEqual(["kind", "reason", "status"])
       expect(decisions.value).toBeGreaterThanOrEqual(1)
+    }).pipe(Effect.scoped))
+
+  it.live("model calls carry GenAI attributes (model, tokens) on their spans, and gen_ai.client.token.usage arrives by model, purpose and token type", () =>
+    Effect.gen(function*() {
+      const receiver = yield* OtlpReceiver.make
+      const model = Flaky.make([
+        Flaky.text(JSON.stringify(plan([quoteStep("s1")])), { inputTokens: 310, outputTokens: 24 }),
+        Flaky.text("ACME is at 42.", { inputTokens: 420, outputTokens: 6 })
+      ])
+      yield* exporting(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+        Effect.gen(function*() {
+          const context = yield* Layer.build(Agent.layer({ model: model.layer, tools: allTools }))
+          const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME", requestId: "otlp-genai" })
+          expect(result._tag).toBe("Completed")
+        }).pipe(Effect.scoped)
+      )
+      expect(receiver.rejected()).toEqual([])
+      const spans = receiver.spans()
+      const planning = only(spans, "LanguageModel.generateObject")
+      const synthesis = only(spans, "LanguageModel.generateText")
+      expect(planning.attributes).toMatchObject({
+        "gen_ai.response.model": "flaky-1",
+        "gen_ai.usage.input_tokens": 310,
+        "gen_ai.usage.output_tokens": 24
+      })
+      expect(synthesis.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 420, "gen_ai.usage.output_tokens": 6 })
+
+      const points = receiver.latestPoints()
+      const tokens = (purpose: string, type: string) =>
+        onePoint(points, "gen_ai.client.token.usage", {
+          "gen_ai.request.model": "flaky-1",
+          "pipeline.inference.purpose": purpose,
+          "gen_ai.token.type": type
+        })
+      expect(tokens("planning", "input")).toMatchObject({ kind: "histogram", value: 1, sum: 310 })
+      expect(tokens("planning", "output")).toMatchObject({ value: 1, sum: 24 })
+      expect(tokens("synthesis", "input")).toMatchObject({ value: 1, sum: 420 })
+      expect(tokens("synthesis", "output")).toMatchObject({ value: 1, sum: 6 })
     }).pipe(Effect.scoped))
 
   it.live("OTEL_EXPORTER_OTLP_HEADERS are sent with every export; the service name defaults to effect-agent-pipeline", () =>
