@@ -26,11 +26,11 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Context, Effect, Layer, Option, Stream } from "effect"
+import { Context, Effect, Either, Layer, Option, type ParseResult, Stream } from "effect"
 import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from "../domain/PipelineError.js"
 import { escapeContent } from "../domain/PromptSections.js"
-import { decodeText, type RoutingPlan } from "../domain/RoutingPlan.js"
+import { decodeTextEither, type RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
@@ -118,12 +118,6 @@ export const layerFallback = <E, R>(
 
 const excerpt = (error: { readonly message: string }) => error.message.slice(0, 400)
 
-/** The model's own answer was not a plan (inside the seam: it is re-asked, or becomes `error`). */
-class NotAPlan {
-  readonly _tag = "NotAPlan"
-  constructor(readonly error: PlanningError) {}
-}
-
 /** The prompt of a re-ask: the original, the rejected output, and why it was rejected. */
 const reaskPrompt = (prompt: string, output: string, problem: string): string =>
   `${prompt}\n\n<rejected_output>\n${escapeContent(output)}\n</rejected_output>\n\n<output_error>\n${
@@ -146,16 +140,9 @@ const synthesisFailure = (failure: ModelPolicy.ModelFailure) =>
     cause: failure
   })
 
-/** A plan decoded from the model's text, or the `invalid_plan` error that keeps the text. */
-const decodePlan = (text: string, phase: number): Effect.Effect<RoutingPlan, PlanningError> =>
-  Effect.mapError(decodeText(text), (error) =>
-    new PlanningError({
-      reason: "invalid_plan",
-      phase,
-      detail: error.message.slice(0, 2000),
-      output: text,
-      cause: error
-    }))
+/** The `invalid_plan` error of text that is not a plan: it keeps the text. */
+const invalidPlan = (text: string, error: ParseResult.ParseError, phase: number): PlanningError =>
+  new PlanningError({ reason: "invalid_plan", phase, detail: error.message.slice(0, 2000), output: text, cause: error })
 
 /**
  * Decorates a `LanguageModel` with the hook runtime's inference hooks and
@@ -194,25 +181,28 @@ export const makeWith = (
       })
 
     /**
-     * One ask for a plan: one inference run. The model's own answer that is
-     * not a plan fails with {@link NotAPlan} (worth a re-ask); an answer an
+     * One ask for a plan: one inference run. `rejected` is set when the
+     * model's own answer was not a plan (worth a re-ask); an answer an
      * after_inference transform rewrote into something that is not a plan
-     * fails with the error itself (asking again would meet the same hook).
+     * is not re-asked (asking again would meet the same hook).
      */
     const planOnce = (
       request: InferenceRequest,
-      reask: number
-    ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed | NotAPlan> => {
+      reask: number,
+      rejected: { value: boolean }
+    ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
       const phase = request.coordinates.phase ?? 1
       const generate = (prompt: string) =>
         Effect.mapError(caller.generate(info(request, "planning", reask), prompt, "plan"), planningFailure(phase))
-      if (!operations.observes("inference")) {
-        return Effect.flatMap(generate(request.prompt), (response) =>
-          Effect.mapError(decodePlan(response.text, phase), (error) => new NotAPlan(error)))
+      const decoded = (text: string, answered: string): Effect.Effect<RoutingPlan, PlanningError> => {
+        const plan = decodeTextEither(text)
+        if (Either.isRight(plan)) return Effect.succeed(plan.right)
+        rejected.value = text === answered
+        return Effect.fail(invalidPlan(text, plan.left, phase))
       }
-      // Observers see the run fail with the PlanningError itself; whether
-      // the model's own answer was the problem is known here only.
-      let modelAnswerRejected = false
+      if (!operations.observes("inference")) {
+        return Effect.flatMap(generate(request.prompt), (response) => decoded(response.text, response.text))
+      }
       return Effect.flatMap(call(request, "planning", false), (snapshot) =>
         operations.run(
           snapshot,
@@ -220,28 +210,24 @@ export const makeWith = (
           Effect.gen(function*() {
             const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
             const response = yield* generate(prompt)
-            const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
             // A rewritten response is decoded from the rewritten text.
-            return yield* Effect.tapError(decodePlan(text, phase), () =>
-              Effect.sync(() => {
-                modelAnswerRejected = text === response.text
-              }))
+            const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
+            return yield* decoded(text, response.text)
           })
-        ).pipe(
-          Effect.mapError((error) => (modelAnswerRejected && error._tag === "PlanningError" ? new NotAPlan(error) : error))
         ))
     }
 
     const plan: Inference.Service["plan"] = (request) => {
-      const ask = (reask: number, prompt: string): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> =>
-        Effect.catchTag(
-          planOnce(reask === 0 ? request : { ...request, prompt }, reask),
-          "NotAPlan",
-          ({ error }) =>
-            reask < policy.planReasks
-              ? ask(reask + 1, reaskPrompt(request.prompt, error.output ?? "", error.detail))
-              : Effect.fail(error)
+      const ask = (reask: number, prompt: string): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
+        const rejected = { value: false }
+        const once = planOnce(reask === 0 ? request : { ...request, prompt }, reask, rejected)
+        if (reask >= policy.planReasks) return once
+        return Effect.catchIf(
+          once,
+          (error): error is PlanningError => rejected.value && error._tag === "PlanningError",
+          (error) => ask(reask + 1, reaskPrompt(request.prompt, error.output ?? "", error.detail))
         )
+      }
       return ask(0, request.prompt)
     }
 

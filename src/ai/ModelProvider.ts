@@ -179,7 +179,7 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
                 ? responseOf(parts, format)
                 : Effect.fail(malformed(format === "plan" ? "generateObject" : "generateText", "the response is not a list of parts"))
             ),
-            Effect.tap((response) => annotate(span, response)),
+            (answered) => (span === inertSpan ? answered : Effect.tap(answered, (response) => annotate(span, response))),
             Effect.provideService(IdGenerator.IdGenerator, idGenerator)
           )
       )
@@ -223,7 +223,6 @@ export const responseOfText = (
 /** GenAI attributes on the call's span (what a provider's own client adds on the LanguageModel path). */
 const annotate = (span: Tracer.Span, response: ModelResponse) =>
   Effect.sync(() => {
-    if (span === inertSpan) return
     Telemetry.addGenAIAnnotations(span, {
       response: { model: response.modelId },
       usage: { inputTokens: response.usage?.inputTokens, outputTokens: response.usage?.outputTokens }

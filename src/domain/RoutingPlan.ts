@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, type ParseResult, Schema } from "effect"
+import { Effect, Either, type ParseResult, Schema } from "effect"
 import { isJsonObject, Json, JsonObject } from "./Json.js"
 
 /**
@@ -161,6 +161,7 @@ const directPlan = (u: unknown): RoutingPlan | undefined => {
 }
 
 const decodeTextBySchema = Schema.decode(Schema.parseJson(RoutingPlan))
+const decodeTextBySchemaEither = Schema.decodeEither(Schema.parseJson(RoutingPlan))
 
 /**
  * Decodes a plan from JSON text (a model's structured output): exactly the
@@ -189,4 +190,28 @@ export const decodeText = (text: string): Effect.Effect<RoutingPlan, ParseResult
   }
   const plan = directPlan(parsed)
   return plan === undefined ? decodeTextBySchema(text) : Effect.succeed(plan)
+}
+
+/**
+ * {@link decodeText}, answered synchronously.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { RoutingPlan } from "effect-agent-pipeline"
+ *
+ * Either.isLeft(RoutingPlan.decodeTextEither("not json")) // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const decodeTextEither = (text: string): Either.Either<RoutingPlan, ParseResult.ParseError> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return decodeTextBySchemaEither(text)
+  }
+  const plan = directPlan(parsed)
+  return plan === undefined ? decodeTextBySchemaEither(text) : Either.right(plan)
 }

@@ -100,6 +100,12 @@ export interface RequestRecorder {
   readonly current: () => ExecutionRecord
   /** Applies a change (revision + 1); written at once after the request ended. */
   readonly modify: (f: (record: ExecutionRecord) => ExecutionRecord) => Effect.Effect<void>
+  /**
+   * {@link modify}, applied now (call it only from inside a running
+   * effect); returns what is left to do — `Effect.void` until the request
+   * ended, then its write.
+   */
+  readonly modifyNow: (f: (record: ExecutionRecord) => ExecutionRecord) => Effect.Effect<void>
   readonly startInvocation: () => InvocationHandle
   /**
    * Records a finished run that reported no effects, now (call it only from
@@ -297,23 +303,25 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
     return slot === undefined ? persist : persistRun(slot)
   }
   const log: InvocationLog = { invocations, changed }
+  const modifyNow = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> => {
+    // `f` sees the invocations recorded so far without a copy of them;
+    // a change that keeps them (the usual case) costs no copy either.
+    const next = f(snapshot ?? { ...base, hookInvocations: invocations, recordRevision: revision })
+    base = next
+    if (next.hookInvocations !== invocations) {
+      const replaced = next.hookInvocations.slice()
+      invocations.length = 0
+      invocations.push(...replaced)
+    }
+    return changed()
+  }
   const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      // `f` sees the invocations recorded so far without a copy of them;
-      // a change that keeps them (the usual case) costs no copy either.
-      const next = f(snapshot ?? { ...base, hookInvocations: invocations, recordRevision: revision })
-      base = next
-      if (next.hookInvocations !== invocations) {
-        const replaced = next.hookInvocations.slice()
-        invocations.length = 0
-        invocations.push(...replaced)
-      }
-      return changed()
-    })
+    Effect.suspend(() => modifyNow(f))
   return {
     enabled: true,
     current,
     modify,
+    modifyNow,
     appendNow: (invocation) => {
       invocations.push(invocation)
       return changed()
@@ -357,6 +365,7 @@ export const disabled = (initial: ExecutionRecord): RequestRecorder => ({
   enabled: false,
   current: () => initial,
   modify: () => Effect.void,
+  modifyNow: () => Effect.void,
   appendNow: () => Effect.void,
   startInvocation: () => noopHandle,
   finalize: () => Effect.void,

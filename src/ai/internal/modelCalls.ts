@@ -128,13 +128,14 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
     return recorded(info) ? record(info, client, n, prompt, streamed, startedAt, durationMs, end) : Effect.void
   }
 
+  /** One attempt, bounded by the model timeout, recorded when it ended. */
   const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
-    Effect.withFiberRuntime<ModelResponse, ModelFailure>((fiber) => {
-      const clock = clockOf(fiber)
+    withDeadline(client.generate(prompt, format), policy.timeout, timedOut, (caller) => {
+      const clock = clockOf(caller)
       const startedAt = clock.unsafeCurrentTimeMillis()
       const mark = elapsedMillis(clock)
-      return Effect.onExit(withDeadline(client.generate(prompt, format), policy.timeout, timedOut), (exit) =>
-        ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit)))
+      return (exit: Exit.Exit<ModelResponse, ModelFailure>) =>
+        ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit))
     })
 
   const record = (
@@ -164,7 +165,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       ...(end.usage === undefined ? {} : { usage: end.usage }),
       ...(end.error === undefined ? {} : { error: end.error })
     }
-    return info.recorder.modify((r) => ({ ...r, modelCalls: [...(r.modelCalls ?? []), call] }))
+    return info.recorder.modifyNow((r) => ({ ...r, modelCalls: [...(r.modelCalls ?? []), call] }))
   }
 
   const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>

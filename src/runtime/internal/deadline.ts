@@ -10,32 +10,59 @@
  * the end before a timer could fire). So the work starts on a fiber of its
  * own that runs synchronously, right away, with the caller's context and
  * fiber refs; if it is already done when it first yields, its exit is the
- * answer — about 2 µs. Only work that really waits (a socket, a timer) pays
- * for the race: the caller then waits for that fiber under
- * `Effect.timeoutFail` (on the fiber's `Clock`, so `TestClock` drives it),
- * and interrupts it on a timeout or when the caller itself is interrupted.
+ * answer — about 2 µs, and no scheduler hop. Only work that really waits (a
+ * socket, a timer) pays for the race: the caller then waits for that fiber
+ * under `Effect.timeoutFail` (on the fiber's `Clock`, so `TestClock` drives
+ * it), and interrupts it on a timeout or when the caller itself is
+ * interrupted.
  *
  * Fiber-ref changes made by the work (log annotations, for instance) stay
  * in its fiber, as they would in any forked fiber.
  */
-import { type Duration, Effect, Fiber, Runtime } from "effect"
+import { type Context, type Duration, Effect, type Exit, Fiber, Runtime, RuntimeFlags } from "effect"
+import type { RuntimeFiber } from "effect/Fiber"
+
+/**
+ * A watch on the work: called on the caller's fiber just before the work
+ * starts (to read its clock), it returns what runs once the work ended,
+ * however it ended — which returns what is left to do (`Effect.void` when
+ * nothing: the work's exit is then answered as is, with no further step).
+ */
+export type Watch<A, E> = (caller: RuntimeFiber<unknown, unknown>) => (exit: Exit.Exit<A, E>) => Effect.Effect<void>
 
 /**
  * Runs `self` for at most `timeout`; an overrun interrupts it (without
- * waiting for it to wind down) and fails with `onTimeout()`.
+ * waiting for it to wind down) and fails with `onTimeout()`. `start` runs
+ * first, synchronously, on the caller's fiber (to read its clock); `onEnd`
+ * runs when the work ended, however it ended.
  */
 export const withDeadline = <A, E, R, E2>(
   self: Effect.Effect<A, E, R>,
   timeout: Duration.Duration,
-  onTimeout: () => E2
+  onTimeout: () => E2,
+  watch?: Watch<A, E | E2>
 ): Effect.Effect<A, E | E2, R> =>
-  Effect.flatMap(Effect.runtime<R>(), (runtime) => {
+  Effect.withFiberRuntime<A, E | E2, R>((caller, status) => {
+    // The caller's context holds what `self` requires (it is the fiber
+    // `self` would otherwise run on); Effect types a fiber's context as
+    // `Context<never>`.
+    const context = caller.currentContext as Context.Context<R>
+    // Interruptible whatever region the caller is in: the deadline must be
+    // able to stop it.
+    const runtimeFlags = RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
+    const runtime = Runtime.make({ context, fiberRefs: caller.getFiberRefs(), runtimeFlags })
+    const onEnd = watch?.(caller)
     // `runFork` starts the fiber synchronously (it runs until it first yields).
     const child = Runtime.runFork(runtime, self)
     const done = child.unsafePoll()
-    if (done !== null) return done
-    return Fiber.join(child).pipe(
+    if (done !== null) {
+      if (onEnd === undefined) return done
+      const after = onEnd(done)
+      return after === Effect.void ? done : Effect.zipRight(after, done)
+    }
+    const raced = Fiber.join(child).pipe(
       Effect.timeoutFail({ duration: timeout, onTimeout }),
       Effect.onExit(() => Fiber.interruptFork(child))
     )
+    return onEnd === undefined ? raced : Effect.onExit(raced, onEnd)
   })
