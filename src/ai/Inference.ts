@@ -22,6 +22,7 @@ import { LanguageModel } from "@effect/ai"
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from "../domain/PipelineError.js"
+import { PlanOutput } from "../domain/PlanOutput.js"
 import { decodeText, RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
@@ -102,7 +103,7 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
       Effect.mapError(
         direct !== undefined
           ? direct.generatePlan(prompt)
-          : model.generateObject({ prompt, schema: RoutingPlan, objectName: "routing_plan" }),
+          : model.generateObject({ prompt, schema: PlanOutput, objectName: "routing_plan" }),
         planningError(phase)
       )
 
