@@ -54,7 +54,9 @@ export * as Subscription from "./runtime/Subscription.js"
 export * as RequestScope from "./runtime/RequestScope.js"
 
 // Models, planning, synthesis, tools
+export * as Embeddings from "./ai/Embeddings.js"
 export * as Inference from "./ai/Inference.js"
+export * as ModelConfig from "./ai/ModelConfig.js"
 export * as ModelProvider from "./ai/ModelProvider.js"
 export * as OfflineModel from "./ai/OfflineModel.js"
 export * as Retriever from "./ai/Retriever.js"
