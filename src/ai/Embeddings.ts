@@ -4,8 +4,8 @@
  *
  * What it is: feature hashing. A text is lower-cased and split into words;
  * each word and each character trigram of each word (with word-boundary
- * marks) is hashed (FNV-1a) to one of `dimensions` coordinates with a ±1
- * sign, words weighing more than trigrams; the sum is L2-normalised. So the
+ * marks) is hashed (FNV-1a) to one of `dimensions` coordinates, words
+ * weighing more than trigrams; the sum is L2-normalised. So the
  * same text always gives the same vector, texts sharing words or word parts
  * have a higher cosine similarity than unrelated texts, and word order does
  * not matter.
@@ -46,15 +46,14 @@ const fnv1a = (text: string): number => {
 }
 
 const add = (vector: Array<number>, feature: string, weight: number): void => {
-  const hash = fnv1a(feature)
-  // The low bits pick the coordinate, a high bit the sign: collisions cancel
-  // out on average instead of piling up.
-  vector[hash % vector.length]! += (hash & 0x80000000) === 0 ? weight : -weight
+  // Unsigned: features never cancel out, so a text with a word never embeds
+  // to the zero vector (signed hashing can, in few dimensions).
+  vector[fnv1a(feature) % vector.length]! += weight
 }
 
 /**
- * The offline embedding of a text: `dimensions` numbers, L2 norm 1 (all
- * zeros for a text without letters or digits).
+ * The offline embedding of a text: `dimensions` non-negative numbers, L2
+ * norm 1 (all zeros for a text without letters or digits).
  *
  * @example
  * ```ts
@@ -62,7 +61,8 @@ const add = (vector: Array<number>, feature: string, weight: number): void => {
  *
  * const a = Embeddings.embedOffline("weather in Paris")
  * const b = Embeddings.embedOffline("Paris weather forecast")
- * Embeddings.cosine(a, b) // ≈ 0.7: shared words
+ * Embeddings.cosine(a, b) // ≈ 0.75: shared words
+ * Embeddings.cosine(a, Embeddings.embedOffline("buy ACME shares")) // 0: nothing shared
  * ```
  *
  * @since 0.1.0
