@@ -3,7 +3,9 @@
  * library, install the tarball (with the peers the README's install line
  * names) into a fresh project outside the repository,
  * typecheck a typed consumer against the installed `.d.ts`, and run the
- * README's first snippet, compiled, under plain Node (no tsx).
+ * README's first snippet, compiled, under plain Node (no tsx). The model
+ * providers the README's "Model providers" install line names are installed
+ * too: the provider subpaths (`/openai`, `/anthropic`) must typecheck and load.
  *
  * Not part of `npm test` (it needs npm and the npm cache); run it with
  * `npm run test:package`. Set `KEEP_PACKAGE_TEST_DIR=1` to keep the temp
@@ -103,6 +105,16 @@ const readmePeers = (): ReadonlyArray<string> => {
   return peers
 }
 
+/** The packages on the README's `npm install @effect/ai-openai@… …` line (model providers). */
+const readmeProviderPackages = (): ReadonlyArray<string> => {
+  const line = readFileSync(join(repoRoot, "README.md"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("npm install @effect/ai-openai"))
+  if (line === undefined) throw new Error("README.md has no `npm install @effect/ai-openai…` line")
+  const [, , ...packages] = line.split("#")[0]!.trim().split(/\s+/)
+  return packages
+}
+
 /** The ```text block after "It prints:" in the README's first-agent section. */
 const readmePrintedOutput = (): string => {
   const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
@@ -173,12 +185,18 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
         2
       ) + "\n"
     )
-    // Exactly the packages the README's install line names, the tarball in its place.
-    runOrThrow("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers()], project)
+    // Exactly the packages the README's install lines name (the library's,
+    // then the model providers'), the tarball in its place.
+    runOrThrow(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers(), ...readmeProviderPackages()],
+      project
+    )
 
-    // 3. The consumer's sources: the README snippet unchanged, and the typed-import check.
+    // 3. The consumer's sources: the README snippet unchanged, and the typed-import checks.
     copyFileSync(readmeSnippet, join(project, "first-agent.ts"))
     copyFileSync(fixture("typed-import.ts"), join(project, "typed-import.ts"))
+    copyFileSync(fixture("providers.ts"), join(project, "providers.ts"))
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(STRICT_TSCONFIG, null, 2) + "\n")
   }, TIMEOUT)
 
@@ -198,7 +216,19 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     for (const prefix of FORBIDDEN_PREFIXES) {
       expect(tarballFiles.filter((path) => path.startsWith(prefix)), listing).toEqual([])
     }
-    for (const required of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts"]) {
+    for (
+      const required of [
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/ai/providers/OpenAi.js",
+        "dist/ai/providers/OpenAi.d.ts",
+        "dist/ai/providers/Anthropic.js",
+        "dist/ai/providers/Anthropic.d.ts"
+      ]
+    ) {
       expect(tarballFiles, listing).toContain(required)
     }
 
@@ -224,6 +254,20 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     const tsc = run(join(project, "node_modules", ".bin", "tsc"), ["-p", "."], project)
     expect(tsc.ok, tsc.transcript).toBe(true)
     expect(existsSync(join(project, "out", "first-agent.js")), tsc.transcript).toBe(true)
+    expect(existsSync(join(project, "out", "providers.js")), tsc.transcript).toBe(true)
+  })
+
+  it("the provider subpaths resolve and load under plain Node", () => {
+    const script = [
+      "const OpenAi = await import('effect-agent-pipeline/openai')",
+      "const Anthropic = await import('effect-agent-pipeline/anthropic')",
+      "const { ModelConfig } = await import('effect-agent-pipeline')",
+      "console.log([OpenAi.layer, OpenAi.layerConfig, OpenAi.layerEmbeddings, Anthropic.layer, Anthropic.layerConfig,",
+      "  ModelConfig.languageModelLayer].map((f) => typeof f).join(' '))"
+    ].join("\n")
+    const node = run(process.execPath, ["--input-type=module", "-e", script], project)
+    expect(node.ok, node.transcript).toBe(true)
+    expect(node.result.stdout.trim(), node.transcript).toBe(Array.from({ length: 6 }, () => "function").join(" "))
   })
 
   it("the README's first snippet runs unchanged under plain Node", () => {
