@@ -7,7 +7,7 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck, Schema } from "effect"
-import { PlanOutput, RoutingPlan } from "effect-agent-pipeline"
+import { PlanOutput, PlanWire, RoutingPlan } from "effect-agent-pipeline"
 import type { Json } from "../../src/domain/Json.js"
 import { strictViolations } from "../support/StrictJsonSchema.js"
 
@@ -21,7 +21,7 @@ describe("PlanOutput: the JSON Schema sent to the model", () => {
   it("satisfies strict mode: every property required, additionalProperties false everywhere, only supported keywords", () => {
     const sent = providerJsonSchema(PlanOutput.PlanOutput)
     expect(strictViolations(sent)).toEqual([])
-    expect(sent).toMatchObject(PlanOutput.wireJsonSchema)
+    expect(sent).toMatchObject(PlanWire.wireJsonSchema)
   })
 
   it("is the wire form: the open objects travel as JSON text, absent values as null, reasoning first", () => {
@@ -164,7 +164,7 @@ const planArbitrary = Arbitrary.make(RoutingPlanA).map((a) => Schema.decodeUnkno
 
 describe("PlanOutput: round trip", () => {
   it("a RoutingPlan encoded to the wire form (and sent as JSON text) decodes back to the same plan", () => {
-    const toWire = Schema.encodeSync(PlanOutput.PlanFromWire)
+    const toWire = Schema.encodeSync(RoutingPlan.PlanFromWire)
     FastCheck.assert(
       FastCheck.property(planArbitrary, (plan) => {
         const wire = toWire(plan)
@@ -172,7 +172,7 @@ describe("PlanOutput: round trip", () => {
         expect(Either.getOrThrow(decode(wire))).toEqual(plan)
         expect(Either.getOrThrow(decodeText(JSON.stringify(wire)))).toEqual(plan)
         // The encoded form is what the strict schema describes.
-        expect(Either.isRight(Schema.decodeUnknownEither(PlanOutput.PlanWire, { onExcessProperty: "error" })(wire))).toBe(true)
+        expect(Either.isRight(Schema.decodeUnknownEither(PlanWire.PlanWire, { onExcessProperty: "error" })(wire))).toBe(true)
       }),
       { numRuns: 200 }
     )

@@ -26,7 +26,7 @@
  * Unscripted requests get a 500 with Anthropic's error body.
  */
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
-import { PlanOutput, RoutingPlan } from "effect-agent-pipeline"
+import { RoutingPlan } from "effect-agent-pipeline"
 import * as WireServer from "./WireServer.js"
 
 export { cut, delayed, hang, notJson, paced, status } from "./WireServer.js"
@@ -153,9 +153,9 @@ export const toolUse = (
 export const json = (value: Readonly<Record<string, unknown>>, options: { readonly usage?: Usage } = {}): WireServer.Reply =>
   toolUse(value, options)
 
-/** A plan as the forced `routing_plan` tool call: the wire form (`PlanOutput.PlanWire`) of `input`. */
+/** A plan as the forced `routing_plan` tool call: the wire form (`PlanWire.PlanWire`) of `input`. */
 export const plan = (input: RoutingPlan.RoutingPlanInput, options: { readonly usage?: Usage } = {}): WireServer.Reply =>
-  json(Schema.encodeSync(PlanOutput.PlanFromWire)(Schema.decodeUnknownSync(RoutingPlan.RoutingPlan)(input)), options)
+  json(Schema.encodeSync(RoutingPlan.PlanFromWire)(Schema.decodeUnknownSync(RoutingPlan.RoutingPlan)(input)), options)
 
 /** An error response with Anthropic's error body (`{ type: "error", error: { type, message } }`). */
 export const error = (

@@ -30,7 +30,7 @@
  * naming the request.
  */
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
-import { Embeddings, PlanOutput, RoutingPlan } from "effect-agent-pipeline"
+import { Embeddings, RoutingPlan } from "effect-agent-pipeline"
 import * as WireServer from "./WireServer.js"
 
 export { cut, delayed, hang, notJson, paced, status } from "./WireServer.js"
@@ -173,9 +173,9 @@ export const text = (
 export const json = (value: unknown, options: { readonly usage?: Usage } = {}): WireServer.Reply =>
   text(JSON.stringify(value), options)
 
-/** A plan as a strict-mode model writes it: the wire form (`PlanOutput.PlanWire`) of `input`. */
+/** A plan as a strict-mode model writes it: the wire form (`PlanWire.PlanWire`) of `input`. */
 export const plan = (input: RoutingPlan.RoutingPlanInput, options: { readonly usage?: Usage } = {}): WireServer.Reply =>
-  json(Schema.encodeSync(PlanOutput.PlanFromWire)(Schema.decodeUnknownSync(RoutingPlan.RoutingPlan)(input)), options)
+  json(Schema.encodeSync(RoutingPlan.PlanFromWire)(Schema.decodeUnknownSync(RoutingPlan.RoutingPlan)(input)), options)
 
 /** A function call item: the model calls tool `name` with `args` (JSON-encoded unless a string). */
 export const functionCall = (

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
-import { Agent, type AgentResponse, Pipeline, PlanOutput } from "effect-agent-pipeline"
+import { Agent, type AgentResponse, Pipeline, PlanWire } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../../support/FakeAnthropic.js"
@@ -38,7 +38,7 @@ const expectForcedPlanTool = (body: unknown, model: string) => {
   expect(Array.isArray(tools) && tools.length).toBe(1)
   const [tool] = Array.isArray(tools) ? tools : []
   expect(at(tool, "name")).toBe("routing_plan")
-  expect(at(tool, "input_schema")).toMatchObject(JSON.parse(JSON.stringify(PlanOutput.wireJsonSchema)))
+  expect(at(tool, "input_schema")).toMatchObject(JSON.parse(JSON.stringify(PlanWire.wireJsonSchema)))
   expect(at(body, "max_tokens")).toBe(4096)
 }
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
-import { Agent, type AgentResponse, ExecutionStore, Pipeline, PlanOutput } from "effect-agent-pipeline"
+import { Agent, type AgentResponse, ExecutionStore, Hook, Pipeline, PlanWire } from "effect-agent-pipeline"
 import * as OpenAi from "effect-agent-pipeline/openai"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeOpenAi from "../../support/FakeOpenAi.js"
@@ -22,12 +22,13 @@ const at = (body: unknown, ...path: ReadonlyArray<string>): unknown =>
   path.reduce<unknown>((value, key) => (isRecord(value) ? value[key] : undefined), body)
 
 /** An agent on the demo tools over the fake server; returns the pipeline and the store. */
-const agentOn = (server: FakeOpenAi.FakeOpenAi, model = "gpt-test") =>
+const agentOn = (server: FakeOpenAi.FakeOpenAi, model = "gpt-test", hooks: ReadonlyArray<Hook.Hook<never>> = []) =>
   Effect.map(
     Layer.build(
       Agent.layer({
         model: OpenAi.layer({ model, apiUrl: server.apiUrl, apiKey: Redacted.make("sk-test-key") }),
-        tools: allTools
+        tools: allTools,
+        hooks
       })
     ),
     (context) => ({ pipeline: Context.get(context, Pipeline.Pipeline), store: Context.get(context, ExecutionStore.ExecutionStore) })
@@ -45,7 +46,7 @@ const expectStrictPlanRequest = (body: unknown, model: string) => {
   expect(strictViolations(at(format, "schema"))).toEqual([])
   expect(at(body, "stream")).toBeUndefined()
 }
-const OpenAi_planSchema = { ...PlanOutput.wireJsonSchema, description: "A routing plan: the tool calls (steps) that answer the request" }
+const OpenAi_planSchema = { ...PlanWire.wireJsonSchema, description: "A routing plan: the tool calls (steps) that answer the request" }
 
 const tokensOf = (events: ReadonlyArray<AgentResponse.StreamEvent>) =>
   events.flatMap((e) => (e._tag === "Token" ? [e.text] : []))
@@ -147,6 +148,21 @@ describe("OpenAI Responses API over HTTP (effect-agent-pipeline/openai)", () => 
       const { pipeline } = yield* agentOn(server)
       const result = yield* pipeline.process({ request: "quote ACME", requestId: "oa-4" })
       expect(result._tag === "Completed" && result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "ACME" })
+    }))
+
+  it.scoped("an after_inference hook that rewrites the planning response: the plan is decoded from the rewritten wire text", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeOpenAi.make
+      yield* server.enqueue(FakeOpenAi.plan({ steps: [weatherStep("w1", "Lisbon")] }), FakeOpenAi.text("ok"))
+      const reroute = Hook.make({
+        name: "reroute",
+        afterInference: (call, text) =>
+          Effect.succeed(call.payload.purpose === "planning" ? text.replace("Lisbon", "Porto") : text)
+      })
+      const { pipeline } = yield* agentOn(server, "gpt-test", [reroute])
+      const result = yield* pipeline.process({ request: "weather in Lisbon", requestId: "oa-5" })
+      expect(result._tag === "Completed" && result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({ city: "Porto" })
+      expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]?.output).toMatchObject({ city: "Porto" })
     }))
 
   it.scoped("no API key: no authorization header (a local server that needs none)", () =>
