@@ -1,7 +1,7 @@
 /**
  * `npm start`: an example agent on the embedded defaults (offline model,
  * records in the SQLite file `./data/agent.db`, no network; `AGENT_STORE`
- * picks another store). It registers a few hooks — context
+ * picks another store, `AGENT_MODEL` a real model — README "Model providers"). It registers a few hooks — context
  * injection, an authoritative short-circuit for a blocked topic, an audit
  * hook that reports an effect, a redaction hook and the required
  * plan-policy boundary — runs sample requests, and prints each answer with

@@ -19,10 +19,10 @@
  *
  * @since 0.1.0
  */
-import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry, Tool } from "@effect/ai"
+import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
 import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
 import type { ModelUsage } from "../domain/ModelCall.js"
-import { RoutingPlan } from "../domain/RoutingPlan.js"
+import { wireJsonSchema } from "../domain/PlanWire.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
 
 type Format = "text" | "plan"
@@ -73,13 +73,15 @@ export interface Provider {
 
 /**
  * What a plan call asks for: a JSON object, described to the model by the
- * plan's JSON Schema. The pipeline decodes the plan itself, so output that
- * is JSON but not a plan reaches the re-ask with its text on every path.
+ * plan's strict wire JSON Schema (`PlanWire`, which OpenAI's strict mode
+ * accepts). The pipeline decodes the plan itself — the wire form or a plain
+ * `RoutingPlan` — so output that is JSON but not a plan reaches the re-ask
+ * with its text, whichever path the model took.
  *
  * @since 0.1.0
  */
 export const PlanRequest = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-  jsonSchema: Tool.getJsonSchemaFromSchemaAst(RoutingPlan.ast)
+  jsonSchema: { ...wireJsonSchema, description: "A routing plan: the tool calls (steps) that answer the request" }
 })
 
 const PLAN_FORMAT = { type: "json", objectName: "routing_plan", schema: PlanRequest } as const

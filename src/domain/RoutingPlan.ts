@@ -11,8 +11,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, type ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { isJsonObject, Json, JsonObject } from "./Json.js"
+import { fromInput, isWireShaped, PlanWire, toInput } from "./PlanWire.js"
 
 /**
  * Step id: letters, digits, `_` and `-` only, so references parse unambiguously.
@@ -63,6 +64,33 @@ export type RoutingPlan = typeof RoutingPlan.Type
  * @since 0.1.0
  */
 export type RoutingPlanInput = typeof RoutingPlan.Encoded
+
+/**
+ * A plan's wire form (`PlanWire`: what a model writes for structured output,
+ * every field required, the open objects as JSON text) ⇄ `RoutingPlan`:
+ * decoding parses the JSON text fields, then validates as `RoutingPlan`
+ * does; encoding writes every field.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { RoutingPlan } from "effect-agent-pipeline"
+ *
+ * const wire = Schema.encodeSync(RoutingPlan.PlanFromWire)({ steps: [], terminal: true })
+ * // { reasoning: null, steps: [], terminal: true }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const PlanFromWire: Schema.Schema<RoutingPlan, typeof PlanWire.Encoded> = Schema.transformOrFail(
+  PlanWire,
+  RoutingPlan,
+  {
+    strict: true,
+    decode: (wire, _options, ast) => toInput(wire, ast),
+    encode: (plan) => ParseResult.succeed(fromInput(plan))
+  }
+).annotations({ identifier: "PlanFromWire" })
 
 /**
  * The canonical reference pattern (global).
@@ -160,8 +188,8 @@ const directPlan = (u: unknown): RoutingPlan | undefined => {
   return "reasoning" in u && typeof u.reasoning === "string" ? { steps, terminal, reasoning: u.reasoning } : { steps, terminal }
 }
 
-const decodeTextBySchema = Schema.decode(Schema.parseJson(RoutingPlan))
-const decodeTextBySchemaEither = Schema.decodeEither(Schema.parseJson(RoutingPlan))
+const decodeTextBySchema = Schema.decodeEither(Schema.parseJson(RoutingPlan))
+const decodeWireBySchema = Schema.decodeUnknownEither(PlanFromWire)
 
 /**
  * Decodes a plan from JSON text (a model's structured output): exactly the
@@ -169,6 +197,8 @@ const decodeTextBySchemaEither = Schema.decodeEither(Schema.parseJson(RoutingPla
  * field of its type, as models return them — is built directly, without a
  * pass through the Schema interpreter (a few µs and ~15 KB of garbage per
  * plan); anything else goes through the Schema, which reports what is wrong.
+ * A plan in the wire form (`PlanWire`, what strict structured output
+ * returns) is decoded by {@link PlanFromWire}.
  *
  * @example
  * ```ts
@@ -182,14 +212,8 @@ const decodeTextBySchemaEither = Schema.decodeEither(Schema.parseJson(RoutingPla
  * @since 0.1.0
  */
 export const decodeText = (text: string): Effect.Effect<RoutingPlan, ParseResult.ParseError> => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return decodeTextBySchema(text)
-  }
-  const plan = directPlan(parsed)
-  return plan === undefined ? decodeTextBySchema(text) : Effect.succeed(plan)
+  const decoded = decodeTextEither(text)
+  return Either.isRight(decoded) ? Effect.succeed(decoded.right) : Effect.fail(decoded.left)
 }
 
 /**
@@ -210,8 +234,9 @@ export const decodeTextEither = (text: string): Either.Either<RoutingPlan, Parse
   try {
     parsed = JSON.parse(text)
   } catch {
-    return decodeTextBySchemaEither(text)
+    return decodeTextBySchema(text)
   }
+  if (isWireShaped(parsed)) return decodeWireBySchema(parsed)
   const plan = directPlan(parsed)
-  return plan === undefined ? decodeTextBySchemaEither(text) : Either.right(plan)
+  return plan === undefined ? decodeTextBySchema(text) : Either.right(plan)
 }

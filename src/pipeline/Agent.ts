@@ -11,6 +11,7 @@
 import { LanguageModel } from "@effect/ai"
 import { Cause, type ConfigError, Context, Effect, Either, Layer, Option } from "effect"
 import * as Inference from "../ai/Inference.js"
+import * as ModelConfig from "../ai/ModelConfig.js"
 import * as ModelPolicy from "../ai/ModelPolicy.js"
 import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
@@ -55,8 +56,10 @@ export interface AgentConfig<
 > {
   /**
    * The language model: `OfflineModel.layer` (deterministic, no network),
-   * `ScriptedModel.layer(script)` (tests) or a provider Layer from
-   * `@effect/ai-openai` / `@effect/ai-anthropic`.
+   * `ScriptedModel.layer(script)` (tests), a provider's (`OpenAi.layer` from
+   * `effect-agent-pipeline/openai`, `Anthropic.layer` from
+   * `effect-agent-pipeline/anthropic`, `ModelConfig.layerLanguageModel`) or
+   * any other `@effect/ai` `LanguageModel` Layer.
    */
   readonly model: Layer.Layer<LanguageModel.LanguageModel, EM, RM>
   /**
@@ -223,8 +226,10 @@ export const layerOffline = <
  * An agent whose stores come from configuration ({@link StoreConfig}:
  * `AGENT_STORE=memory|sqlite|postgres`, `SQLITE_PATH`, `DATABASE_URL`) —
  * by default the SQLite file `./data/agent.db`, so records survive a
- * restart. The model defaults to the offline model. Every other part as in
- * {@link layer}.
+ * restart. Unless `model` is given, so does the model ({@link ModelConfig}:
+ * `AGENT_MODEL=offline|openai:<model>|anthropic:<model>`, `OPENAI_BASE_URL`,
+ * `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) — by default the offline model.
+ * Every other part as in {@link layer}.
  *
  * @example
  * ```ts
@@ -233,6 +238,7 @@ export const layerOffline = <
  * import { Agent, Pipeline } from "effect-agent-pipeline"
  *
  * // AGENT_STORE=postgres DATABASE_URL=postgres://… node main.js
+ * // AGENT_MODEL=openai:gpt-4.1-mini OPENAI_API_KEY=sk-… node main.js
  * const program = Effect.flatMap(Pipeline.Pipeline, (pipeline) => pipeline.process({ request: "weather in Paris" }))
  * NodeRuntime.runMain(program.pipe(Effect.provide(Agent.layerConfig({ tools: [] }))))
  * ```
@@ -256,13 +262,16 @@ export const layerConfig = <
   RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T>
 > =>
   Layer.unwrapEffect(
-    Effect.map(Effect.flatMap(StoreConfig.settings, StoreConfig.layers), (stores) =>
-      layer({
+    Effect.map(Effect.flatMap(StoreConfig.settings, StoreConfig.layers), (stores) => {
+      const model: Layer.Layer<LanguageModel.LanguageModel, EM | ConfigError.ConfigError, RM> = config.model ??
+        ModelConfig.layerLanguageModel
+      return layer({
         ...config,
-        model: config.model ?? OfflineModel.layer,
+        model,
         executionStore: stores.executionStore,
         checkpointStore: stores.checkpointStore
-      }))
+      })
+    })
   )
 
 /**

@@ -243,8 +243,13 @@ describe("ModelProvider.make: both faces of one provider", () => {
       }
       expect(stripRecord(direct.record)).toEqual(stripRecord(model.record))
       expect(direct.record.hookInvocations.length).toBeGreaterThan(0)
-      // The provider got the same calls (the hooked prompts) on both paths.
+      // The provider got the same calls (the hooked prompts, the same plan
+      // request: `ModelProvider.PlanRequest`, described by the strict wire
+      // JSON Schema) on both paths.
       expect(direct.received).toEqual(model.received)
+      const schemas = (received: ReadonlyArray<Received>) =>
+        received.flatMap((r) => (r.responseFormat.type === "json" ? [r.responseFormat.schema] : []))
+      expect(schemas(direct.received)).toEqual([ModelProvider.PlanRequest, ModelProvider.PlanRequest])
       expect(direct.received.map((r) => r.responseFormat.type)).toEqual(["json", "json", "text"])
       expect(directPurposes).toEqual(modelPurposes)
       expect(directPurposes).toEqual(["planning:completed", "planning:completed", "synthesis:completed"])

@@ -2,13 +2,28 @@
  * `RoutingPlan.decodeText` — the direct path for well-formed plans — gives
  * exactly what the `RoutingPlan` Schema gives (C3: a model's plan is
  * decoded by the Schema before validation): the same value for every plan
- * the Schema accepts, the Schema's own error for everything else.
+ * the Schema accepts, the Schema's own error for everything else. A plan in
+ * the strict wire form (`PlanWire`: a `null` reasoning, `parameters_json`)
+ * is decoded by `RoutingPlan.PlanFromWire` instead.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
-import { RoutingPlan } from "effect-agent-pipeline"
+import { PlanWire, RoutingPlan } from "effect-agent-pipeline"
 
-const bySchema = (text: string) => Effect.runSync(Effect.either(Schema.decode(Schema.parseJson(RoutingPlan.RoutingPlan))(text)))
+const parsesAsWire = (text: string): boolean => {
+  try {
+    return PlanWire.isWireShaped(JSON.parse(text))
+  } catch {
+    return false
+  }
+}
+
+const bySchema = (text: string) =>
+  Effect.runSync(Effect.either(
+    parsesAsWire(text)
+      ? Schema.decodeUnknown(RoutingPlan.PlanFromWire)(JSON.parse(text))
+      : Schema.decode(Schema.parseJson(RoutingPlan.RoutingPlan))(text)
+  ))
 const direct = (text: string) => Effect.runSync(Effect.either(RoutingPlan.decodeText(text)))
 
 const same = (text: string) => {
@@ -99,8 +114,25 @@ describe("RoutingPlan.decodeText", () => {
         "{\"steps\":[]}",
         "{\"steps\":[{\"step_id\":\"s1\",\"namespace\":\"n\",\"agent\":\"a\",\"capability\":\"c\",\"parameters\":{\"q\":\"x\"}}],\"terminal\":false,\"reasoning\":\"r\"}",
         "{\"steps\":[{\"step_id\":\"s1\",\"namespace\":\"n\",\"agent\":\"a\",\"capability\":\"c\",\"parameters\":{\"__proto__\":{\"x\":1}}}]}",
-        "{\"steps\":[{\"step_id\":\"s1\",\"namespace\":\"n\",\"agent\":\"a\",\"capability\":\"c\",\"depends_on\":[\"s0\"],\"extra\":1}],\"extra\":2}"
+        "{\"steps\":[{\"step_id\":\"s1\",\"namespace\":\"n\",\"agent\":\"a\",\"capability\":\"c\",\"depends_on\":[\"s0\"],\"extra\":1}],\"extra\":2}",
+        // The wire form.
+        "{\"reasoning\":null,\"steps\":[],\"terminal\":true}",
+        "{\"reasoning\":null,\"steps\":[{\"step_id\":\"s1\",\"namespace\":\"n\",\"agent\":\"a\",\"capability\":\"c\",\"parameters_json\":\"{\\\"q\\\":1}\",\"depends_on\":[],\"implicit_deps\":[],\"metadata_json\":null}],\"terminal\":true}",
+        "{\"reasoning\":null,\"steps\":[{\"parameters_json\":\"[1]\"}],\"terminal\":true}"
       ]
     ) same(text)
+  })
+
+  it("the wire form decodes to the same plan as its plain form", () => {
+    const plain = {
+      steps: [{ step_id: "s1", namespace: "n", agent: "a", capability: "c", parameters: { q: 1 }, metadata: { m: true } }],
+      terminal: false,
+      reasoning: "r"
+    }
+    const wire = Schema.encodeSync(RoutingPlan.PlanFromWire)(Schema.decodeUnknownSync(RoutingPlan.RoutingPlan)(plain))
+    expect(wire.steps[0]?.parameters_json).toBe("{\"q\":1}")
+    expect(Effect.runSync(RoutingPlan.decodeText(JSON.stringify(wire)))).toStrictEqual(
+      Effect.runSync(RoutingPlan.decodeText(JSON.stringify(plain)))
+    )
   })
 })

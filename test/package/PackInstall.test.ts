@@ -5,7 +5,10 @@
  * typecheck a typed consumer against the installed `.d.ts`, and run the
  * README's first snippet, compiled, under plain Node (no tsx). The
  * `effect-agent-pipeline/otel` subpath is installed with the peers the
- * README's Telemetry section names, typechecked and run the same way.
+ * README's Telemetry section names, typechecked and run the same way. The
+ * model providers the README's "Model providers" install line names are
+ * installed too: the provider subpaths (`/openai`, `/anthropic`) must
+ * typecheck and load.
  *
  * Not part of `npm test` (it needs npm and the npm cache); run it with
  * `npm run test:package`. Set `KEEP_PACKAGE_TEST_DIR=1` to keep the temp
@@ -120,6 +123,16 @@ const withoutOtel = (extra: Readonly<Record<string, string>> = {}): NodeJS.Proce
   ...extra
 })
 
+/** The packages on the README's `npm install @effect/ai-openai@… …` line (model providers). */
+const readmeProviderPackages = (): ReadonlyArray<string> => {
+  const line = readFileSync(join(repoRoot, "README.md"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("npm install @effect/ai-openai"))
+  if (line === undefined) throw new Error("README.md has no `npm install @effect/ai-openai…` line")
+  const [, , ...packages] = line.split("#")[0]!.trim().split(/\s+/)
+  return packages
+}
+
 /** The ```text block after "It prints:" in the README's first-agent section. */
 const readmePrintedOutput = (): string => {
   const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
@@ -190,15 +203,21 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
         2
       ) + "\n"
     )
-    // Exactly the packages the README's install line names, the tarball in its place.
-    runOrThrow("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers()], project)
+    // Exactly the packages the README's install lines name (the library's,
+    // then the model providers'), the tarball in its place.
+    runOrThrow(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers(), ...readmeProviderPackages()],
+      project
+    )
     // The `effect-agent-pipeline/otel` subpath's optional peers, as the README's Telemetry section installs them.
     runOrThrow("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...readmeTelemetryPeers()], project)
 
-    // 3. The consumer's sources: the README snippet unchanged, and the typed-import check.
+    // 3. The consumer's sources: the README snippet unchanged, and the typed-import checks.
     copyFileSync(readmeSnippet, join(project, "first-agent.ts"))
     copyFileSync(fixture("typed-import.ts"), join(project, "typed-import.ts"))
     copyFileSync(fixture("otel-import.ts"), join(project, "otel-import.ts"))
+    copyFileSync(fixture("providers.ts"), join(project, "providers.ts"))
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(STRICT_TSCONFIG, null, 2) + "\n")
   }, TIMEOUT)
 
@@ -218,7 +237,19 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     for (const prefix of FORBIDDEN_PREFIXES) {
       expect(tarballFiles.filter((path) => path.startsWith(prefix)), listing).toEqual([])
     }
-    for (const required of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts"]) {
+    for (
+      const required of [
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/ai/providers/OpenAi.js",
+        "dist/ai/providers/OpenAi.d.ts",
+        "dist/ai/providers/Anthropic.js",
+        "dist/ai/providers/Anthropic.d.ts"
+      ]
+    ) {
       expect(tarballFiles, listing).toContain(required)
     }
 
@@ -245,6 +276,20 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     expect(tsc.ok, tsc.transcript).toBe(true)
     expect(existsSync(join(project, "out", "first-agent.js")), tsc.transcript).toBe(true)
     expect(existsSync(join(project, "out", "otel-import.js")), tsc.transcript).toBe(true)
+    expect(existsSync(join(project, "out", "providers.js")), tsc.transcript).toBe(true)
+  })
+
+  it("the provider subpaths resolve and load under plain Node", () => {
+    const script = [
+      "const OpenAi = await import('effect-agent-pipeline/openai')",
+      "const Anthropic = await import('effect-agent-pipeline/anthropic')",
+      "const { ModelConfig } = await import('effect-agent-pipeline')",
+      "console.log([OpenAi.layer, OpenAi.layerConfig, OpenAi.layerEmbeddings, Anthropic.layer, Anthropic.layerConfig,",
+      "  ModelConfig.languageModelLayer].map((f) => typeof f).join(' '))"
+    ].join("\n")
+    const node = run(process.execPath, ["--input-type=module", "-e", script], project)
+    expect(node.ok, node.transcript).toBe(true)
+    expect(node.result.stdout.trim(), node.transcript).toBe(Array.from({ length: 6 }, () => "function").join(" "))
   })
 
   it("the README's first snippet runs unchanged under plain Node", () => {

@@ -1,0 +1,246 @@
+/**
+ * Which language model and which embedding model an agent uses, from
+ * configuration (Effect `Config`, so environment variables by default):
+ *
+ * | variable | values | default |
+ * | --- | --- | --- |
+ * | `AGENT_MODEL` | `offline`, `openai:<model>`, `anthropic:<model>` | `offline` |
+ * | `AGENT_EMBEDDINGS` | `offline`, `openai:<model>` | `offline` |
+ * | `OPENAI_BASE_URL` | an OpenAI Responses API base URL, ending in `/v1` (OpenAI, vLLM, Ollama, LM Studio) | `https://api.openai.com/v1` |
+ * | `OPENAI_API_KEY` | the key, sent as a bearer token | required for api.openai.com |
+ * | `ANTHROPIC_BASE_URL` | the Anthropic API base URL, without `/v1` | `https://api.anthropic.com` |
+ * | `ANTHROPIC_API_KEY` | the key, sent as `x-api-key` | required for api.anthropic.com |
+ *
+ * A value that is not one of these is a `ConfigError` naming the variable.
+ * A provider's package is loaded only when it is chosen, so a program on the
+ * offline model needs none installed; its keys are read only then too.
+ *
+ * @since 0.1.0
+ */
+import type { EmbeddingModel, LanguageModel } from "@effect/ai"
+import { Config, ConfigError, Effect, Either, Layer, Option, Redacted } from "effect"
+import * as Embeddings from "./Embeddings.js"
+import * as OfflineModel from "./OfflineModel.js"
+
+/** @since 0.1.0 */
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+/** @since 0.1.0 */
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+/**
+ * The chosen language model.
+ *
+ * @since 0.1.0
+ */
+export type ModelChoice =
+  | { readonly provider: "offline" }
+  | { readonly provider: "openai" | "anthropic"; readonly model: string }
+
+/**
+ * The chosen embedding model.
+ *
+ * @since 0.1.0
+ */
+export type EmbeddingsChoice =
+  | { readonly provider: "offline" }
+  | { readonly provider: "openai"; readonly model: string }
+
+/**
+ * A provider's server and key.
+ *
+ * @since 0.1.0
+ */
+export interface Endpoint {
+  readonly apiUrl: string
+  readonly apiKey: Redacted.Redacted | undefined
+}
+
+const choice = <P extends string>(variable: string, providers: ReadonlyArray<P>) =>
+(value: string): Either.Either<{ readonly provider: "offline" } | { readonly provider: P; readonly model: string }, ConfigError.ConfigError> => {
+  const trimmed = value.trim()
+  if (trimmed === "offline") return Either.right({ provider: "offline" })
+  const colon = trimmed.indexOf(":")
+  const provider = providers.find((p) => p === trimmed.slice(0, colon))
+  const model = trimmed.slice(colon + 1).trim()
+  if (colon > 0 && provider !== undefined && model.length > 0) return Either.right({ provider, model })
+  const expected = ["offline", ...providers.map((p) => `${p}:<model>`)].join(", ")
+  return Either.left(ConfigError.InvalidData([variable], `${variable} must be one of ${expected}; got "${value}"`))
+}
+
+/**
+ * The language model, read from `AGENT_MODEL`.
+ *
+ * @since 0.1.0
+ */
+export const model: Config.Config<ModelChoice> = Config.string("AGENT_MODEL").pipe(
+  Config.withDefault("offline"),
+  Config.mapOrFail(choice("AGENT_MODEL", ["openai", "anthropic"] as const))
+)
+
+/**
+ * The embedding model, read from `AGENT_EMBEDDINGS`.
+ *
+ * @since 0.1.0
+ */
+export const embeddings: Config.Config<EmbeddingsChoice> = Config.string("AGENT_EMBEDDINGS").pipe(
+  Config.withDefault("offline"),
+  Config.mapOrFail(choice("AGENT_EMBEDDINGS", ["openai"] as const))
+)
+
+const baseUrl = (variable: string, fallback: string): Config.Config<string> =>
+  Config.string(variable).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((value) => {
+      let url: URL
+      try {
+        url = new URL(value)
+      } catch {
+        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL; got "${value}"`))
+      }
+      if (url.protocol !== "http:" && url.protocol !== "https:") {
+        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL; got "${value}"`))
+      }
+      // The clients append `/responses`, `/v1/messages`: no double slash.
+      return Either.right(value.replace(/\/+$/, ""))
+    })
+  )
+
+const endpoint = (urlVariable: string, keyVariable: string, fallback: string): Config.Config<Endpoint> =>
+  Config.all({
+    apiUrl: baseUrl(urlVariable, fallback),
+    apiKey: Config.option(Config.redacted(keyVariable))
+  }).pipe(
+    Config.mapOrFail(({ apiKey, apiUrl }) => {
+      const key = Option.filter(apiKey, (k) => Redacted.value(k).trim().length > 0)
+      // The hosted API always wants a key; a local server usually does not.
+      if (Option.isNone(key) && apiUrl === fallback) {
+        return Either.left(ConfigError.MissingData([keyVariable], `${keyVariable} is required for ${fallback}`))
+      }
+      return Either.right({ apiUrl, apiKey: Option.getOrUndefined(key) })
+    })
+  )
+
+/**
+ * The OpenAI-compatible server: `OPENAI_BASE_URL`, `OPENAI_API_KEY`.
+ *
+ * @since 0.1.0
+ */
+export const openAiEndpoint: Config.Config<Endpoint> = endpoint("OPENAI_BASE_URL", "OPENAI_API_KEY", OPENAI_DEFAULT_BASE_URL)
+
+/**
+ * The Anthropic server: `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`.
+ *
+ * @since 0.1.0
+ */
+export const anthropicEndpoint: Config.Config<Endpoint> = endpoint(
+  "ANTHROPIC_BASE_URL",
+  "ANTHROPIC_API_KEY",
+  ANTHROPIC_DEFAULT_BASE_URL
+)
+
+const loadFailed = (variable: string, packages: string) => (error: unknown) =>
+  ConfigError.InvalidData([variable], `cannot load the provider (install ${packages}): ${String(error)}`)
+
+const loadOpenAi = (variable: string) =>
+  Effect.tryPromise({
+    try: () => import("./providers/OpenAi.js"),
+    catch: loadFailed(variable, "@effect/ai-openai and @effect/platform-node")
+  })
+
+const loadAnthropic = (variable: string) =>
+  Effect.tryPromise({
+    try: () => import("./providers/Anthropic.js"),
+    catch: loadFailed(variable, "@effect/ai-anthropic and @effect/platform-node")
+  })
+
+/**
+ * The language model Layer for a choice: reads the chosen provider's
+ * endpoint and loads its package.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ModelConfig } from "effect-agent-pipeline"
+ *
+ * const model = Effect.flatMap(ModelConfig.model, ModelConfig.languageModelLayer)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const languageModelLayer = (
+  choice: ModelChoice
+): Effect.Effect<Layer.Layer<LanguageModel.LanguageModel>, ConfigError.ConfigError> => {
+  switch (choice.provider) {
+    case "offline":
+      return Effect.succeed(OfflineModel.layer)
+    case "openai":
+      return Effect.zipWith(
+        openAiEndpoint,
+        loadOpenAi("AGENT_MODEL"),
+        (endpoint, OpenAi) => OpenAi.layer({ model: choice.model, ...endpoint })
+      )
+    case "anthropic":
+      return Effect.zipWith(
+        anthropicEndpoint,
+        loadAnthropic("AGENT_MODEL"),
+        (endpoint, Anthropic) => Anthropic.layer({ model: choice.model, ...endpoint })
+      )
+  }
+}
+
+/**
+ * The embedding model Layer for a choice.
+ *
+ * @since 0.1.0
+ */
+export const embeddingModelLayer = (
+  choice: EmbeddingsChoice
+): Effect.Effect<Layer.Layer<EmbeddingModel.EmbeddingModel>, ConfigError.ConfigError> => {
+  switch (choice.provider) {
+    case "offline":
+      return Effect.succeed(Embeddings.layerOffline())
+    case "openai":
+      return Effect.zipWith(
+        openAiEndpoint,
+        loadOpenAi("AGENT_EMBEDDINGS"),
+        (endpoint, OpenAi) => OpenAi.layerEmbeddings({ model: choice.model, ...endpoint })
+      )
+  }
+}
+
+/**
+ * The configured language model (`AGENT_MODEL`), as a Layer: the model part
+ * `Agent.layerConfig` uses when none is given.
+ *
+ * @example
+ * ```ts
+ * import { Agent, ModelConfig } from "effect-agent-pipeline"
+ *
+ * // AGENT_MODEL=openai:gpt-4.1-mini OPENAI_API_KEY=sk-… node main.js
+ * const AgentLive = Agent.layer({ model: ModelConfig.layerLanguageModel, tools: [] })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerLanguageModel: Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = Layer.unwrapEffect(
+  Effect.flatMap(model, languageModelLayer)
+)
+
+/**
+ * The configured embedding model (`AGENT_EMBEDDINGS`), as a Layer.
+ *
+ * @example
+ * ```ts
+ * import { EmbeddingModel } from "@effect/ai"
+ * import { Effect } from "effect"
+ * import { ModelConfig } from "effect-agent-pipeline"
+ *
+ * const vector = Effect.flatMap(EmbeddingModel.EmbeddingModel, (m) => m.embed("hello")).pipe(
+ *   Effect.provide(ModelConfig.layerEmbeddingModel)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerEmbeddingModel: Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> = Layer
+  .unwrapEffect(Effect.flatMap(embeddings, embeddingModelLayer))

@@ -1,0 +1,101 @@
+/**
+ * Anthropic's Messages API as an agent's model, through
+ * `@effect/ai-anthropic` over `@effect/platform-node`'s HTTP client.
+ * Imported as `effect-agent-pipeline/anthropic`, so only a program that uses
+ * it needs `@effect/ai-anthropic` and `@effect/platform-node` installed.
+ *
+ * - Planning is `generateObject`: Anthropic has no JSON-schema response
+ *   format, so the client sends the plan's schema (`PlanOutput`) as the
+ *   `input_schema` of one tool, `routing_plan`, and forces the call
+ *   (`tool_choice: { type: "tool", name: "routing_plan" }`); the tool call's
+ *   input is the plan.
+ * - Synthesis is `generateText`, or a streamed `POST /v1/messages` whose
+ *   `content_block_delta` text deltas are the tokens the pipeline streams on.
+ *
+ * `apiUrl` has no `/v1` (the client calls `{apiUrl}/v1/messages`).
+ *
+ * @since 0.1.0
+ */
+import type { LanguageModel } from "@effect/ai"
+import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import * as ModelConfig from "../ModelConfig.js"
+
+/**
+ * A language model on Anthropic's API (or a server speaking it).
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The model name (`claude-sonnet-4-5`, `claude-3-5-haiku-latest`, …). */
+  readonly model: string
+  /** Sent as `x-api-key`. */
+  readonly apiKey?: Redacted.Redacted | undefined
+  /** The API base URL, without `/v1`. Default: `https://api.anthropic.com`. */
+  readonly apiUrl?: string | undefined
+  /** The `anthropic-version` header. Default: the client's (`2023-06-01`). */
+  readonly anthropicVersion?: string | undefined
+  /** Request settings sent with every call (`max_tokens` — default 4096 —, `temperature`, …). */
+  readonly config?: Omit<AnthropicLanguageModel.Config.Service, "model"> | undefined
+  /** Rewrites the HTTP client the provider uses (e.g. to add headers). */
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+}
+
+/**
+ * The `@effect/ai-anthropic` client over Node's HTTP client (undici).
+ *
+ * @since 0.1.0
+ */
+export const layerClient = (
+  options: Omit<Options, "model" | "config">
+): Layer.Layer<AnthropicClient.AnthropicClient> =>
+  AnthropicClient.layer({
+    apiKey: options.apiKey,
+    apiUrl: options.apiUrl ?? ModelConfig.ANTHROPIC_DEFAULT_BASE_URL,
+    anthropicVersion: options.anthropicVersion,
+    transformClient: options.transformClient
+  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/**
+ * The model part of an agent: a `LanguageModel` on Anthropic's API.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { Agent } from "effect-agent-pipeline"
+ * import * as Anthropic from "effect-agent-pipeline/anthropic"
+ *
+ * const AgentLive = Agent.layer({
+ *   model: Anthropic.layer({ model: "claude-sonnet-4-5", apiKey: Redacted.make("sk-ant-…") }),
+ *   tools: []
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
+  AnthropicLanguageModel.layer({
+    model: options.model,
+    ...(options.config === undefined ? {} : { config: options.config })
+  }).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The model `model` on the server configured by `ANTHROPIC_BASE_URL`
+ * (default `https://api.anthropic.com`) with the key `ANTHROPIC_API_KEY`
+ * (required for api.anthropic.com).
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "effect-agent-pipeline"
+ * import * as Anthropic from "effect-agent-pipeline/anthropic"
+ *
+ * // ANTHROPIC_API_KEY=sk-ant-… node main.js
+ * const AgentLive = Agent.layer({ model: Anthropic.layerConfig("claude-sonnet-4-5"), tools: [] })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(ModelConfig.anthropicEndpoint, (endpoint) => layer({ model, ...endpoint })))

@@ -1,0 +1,151 @@
+/**
+ * OpenAI — and every server speaking the OpenAI Responses API (vLLM, Ollama,
+ * LM Studio, llama.cpp) — as an agent's model, through `@effect/ai-openai`
+ * over `@effect/platform-node`'s HTTP client. Imported as
+ * `effect-agent-pipeline/openai`, so only a program that uses it needs
+ * `@effect/ai-openai` and `@effect/platform-node` installed.
+ *
+ * - Planning is `generateObject`: a `POST {apiUrl}/responses` with
+ *   `text.format = { type: "json_schema", strict: true, schema }`, the schema
+ *   being the strict wire form of the plan (`PlanOutput`).
+ * - Synthesis is `generateText`, or a streamed `POST {apiUrl}/responses`
+ *   with `stream: true` whose `response.output_text.delta` events are the
+ *   tokens the pipeline streams on.
+ *
+ * `apiUrl` ends in `/v1` (the client appends `/responses`, `/embeddings`).
+ *
+ * @since 0.1.0
+ */
+import type { EmbeddingModel, LanguageModel } from "@effect/ai"
+import { OpenAiClient, OpenAiEmbeddingModel, OpenAiLanguageModel } from "@effect/ai-openai"
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import * as ModelConfig from "../ModelConfig.js"
+
+/**
+ * Where the server is and how to authenticate.
+ *
+ * @since 0.1.0
+ */
+export interface ClientOptions {
+  /** Sent as `Authorization: Bearer …`; none for a local server that needs none. */
+  readonly apiKey?: Redacted.Redacted | undefined
+  /** The API base URL, ending in `/v1`. Default: `https://api.openai.com/v1`. */
+  readonly apiUrl?: string | undefined
+  /** Rewrites the HTTP client the provider uses (e.g. to add headers). */
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+}
+
+/**
+ * A language model on an OpenAI-compatible server.
+ *
+ * @since 0.1.0
+ */
+export interface Options extends ClientOptions {
+  /** The model name, as the server knows it (`gpt-4.1-mini`, `qwen2.5:7b`, …). */
+  readonly model: string
+  /** Request settings sent with every call (`temperature`, `max_output_tokens`, `strict`, …). */
+  readonly config?: Omit<OpenAiLanguageModel.Config.Service, "model"> | undefined
+}
+
+/**
+ * An embedding model on an OpenAI-compatible server (`POST {apiUrl}/embeddings`).
+ *
+ * @since 0.1.0
+ */
+export interface EmbeddingOptions extends ClientOptions {
+  /** The model name (`text-embedding-3-small`, `nomic-embed-text`, …). */
+  readonly model: string
+  /** Output dimensions, for models that can shorten their vectors. */
+  readonly dimensions?: number | undefined
+}
+
+const clientOptions = (options: ClientOptions) => ({
+  apiKey: options.apiKey,
+  apiUrl: options.apiUrl ?? ModelConfig.OPENAI_DEFAULT_BASE_URL,
+  ...(options.transformClient === undefined ? {} : { transformClient: options.transformClient })
+})
+
+/**
+ * The `@effect/ai-openai` client over Node's HTTP client (undici).
+ *
+ * @since 0.1.0
+ */
+export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.OpenAiClient> =>
+  OpenAiClient.layer(clientOptions(options)).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/**
+ * The model part of an agent: a `LanguageModel` on an OpenAI-compatible
+ * server.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { Agent } from "effect-agent-pipeline"
+ * import * as OpenAi from "effect-agent-pipeline/openai"
+ *
+ * const AgentLive = Agent.layer({
+ *   model: OpenAi.layer({ model: "gpt-4.1-mini", apiKey: Redacted.make("sk-…") }),
+ *   tools: []
+ * })
+ * // A local server: OpenAi.layer({ model: "qwen2.5:7b", apiUrl: "http://localhost:11434/v1" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
+  OpenAiLanguageModel.layer({ model: options.model, ...(options.config === undefined ? {} : { config: options.config }) })
+    .pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The model `model` on the server configured by `OPENAI_BASE_URL` (default
+ * `https://api.openai.com/v1`) with the key `OPENAI_API_KEY` (required for
+ * api.openai.com).
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "effect-agent-pipeline"
+ * import * as OpenAi from "effect-agent-pipeline/openai"
+ *
+ * // OPENAI_API_KEY=sk-… node main.js
+ * const AgentLive = Agent.layer({ model: OpenAi.layerConfig("gpt-4.1-mini"), tools: [] })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(ModelConfig.openAiEndpoint, (endpoint) => layer({ model, ...endpoint })))
+
+/**
+ * An `@effect/ai` `EmbeddingModel` on an OpenAI-compatible server: inputs
+ * are batched into one `POST {apiUrl}/embeddings` (at most 2,048 a request).
+ *
+ * @example
+ * ```ts
+ * import { EmbeddingModel } from "@effect/ai"
+ * import { Effect, Redacted } from "effect"
+ * import * as OpenAi from "effect-agent-pipeline/openai"
+ *
+ * const vector = EmbeddingModel.EmbeddingModel.pipe(
+ *   Effect.flatMap((model) => model.embed("hello")),
+ *   Effect.provide(OpenAi.layerEmbeddings({ model: "text-embedding-3-small", apiKey: Redacted.make("sk-…") }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerEmbeddings = (options: EmbeddingOptions): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
+  OpenAiEmbeddingModel.layerBatched({
+    model: options.model,
+    ...(options.dimensions === undefined ? {} : { config: { dimensions: options.dimensions } })
+  }).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The embedding model `model` on the server configured by `OPENAI_BASE_URL`
+ * and `OPENAI_API_KEY` (as {@link layerConfig}).
+ *
+ * @since 0.1.0
+ */
+export const layerEmbeddingsConfig = (model: string): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(ModelConfig.openAiEndpoint, (endpoint) => layerEmbeddings({ model, ...endpoint })))
