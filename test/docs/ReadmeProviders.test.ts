@@ -6,9 +6,10 @@
  * over HTTP.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { Console, ConfigProvider, Context, Effect, Layer } from "effect"
 import { Embeddings, Pipeline } from "effect-agent-pipeline"
 import * as EmbeddingsExample from "../../examples/readme/embeddings.js"
+import * as ModelPolicyExample from "../../examples/readme/model-policy.js"
 import * as Providers from "../../examples/readme/providers.js"
 import * as FakeAnthropic from "../support/FakeAnthropic.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -80,5 +81,36 @@ describe("README: model providers", () => {
         Embeddings.cosine(Embeddings.embedOffline("weather in Paris", dims), Embeddings.embedOffline("Paris weather forecast", dims)),
         12
       )
+    }))
+
+  it.scoped("Timeouts, retries, re-asks and fallback: the primary refuses (400, not retried), the offline fallback answers; the record keeps the calls' metadata, no prompt", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeOpenAi.make
+      yield* server.enqueue(FakeOpenAi.error(400, "model not found"), FakeOpenAi.error(400, "model not found"))
+      const lines: Array<string> = []
+      const run = Effect.gen(function*() {
+        const context = yield* Layer.build(ModelPolicyExample.AgentLive)
+        const result = yield* Context.get(context, Pipeline.Pipeline).process({
+          request: "What is the stock quote for ACME?",
+          requestId: "readme-policy"
+        })
+        expect(result._tag === "Completed" && result.response.response).toContain("stock_quote")
+        const base = yield* Effect.console
+        yield* ModelPolicyExample.printModelCalls("readme-policy").pipe(
+          Effect.provide(context),
+          Console.withConsole({
+            ...base,
+            log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void lines.push(args.map(String).join(" ")))
+          })
+        )
+      })
+      yield* withEnv({ OPENAI_BASE_URL: server.apiUrl, OPENAI_API_KEY: "sk-readme" })(run)
+      expect(lines.map((line) => line.replace(/, \d+ in \/ \d+ out/, ", N in / N out"))).toEqual([
+        expect.stringMatching(/^planning \(re-ask 0\) attempt 1 on primary: failed, no usage — .*400/),
+        "planning (re-ask 0) attempt 1 on fallback: succeeded, N in / N out",
+        expect.stringMatching(/^synthesis \(re-ask 0\) attempt 1 on primary: failed, no usage — .*400/),
+        "synthesis (re-ask 0) attempt 1 on fallback: succeeded, N in / N out"
+      ])
+      expect(yield* server.requests).toHaveLength(2)
     }))
 })
