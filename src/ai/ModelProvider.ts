@@ -11,11 +11,12 @@
  * cache never hits) — about 280 + 90 µs per request, as much as a whole
  * request of the fastest peer framework. The direct path calls the same
  * provider function with the same `ProviderOptions`, reads the text parts
- * of its response (checking the shape of what it reads, and nothing it does
- * not), decodes the plan with a decoder built once, and opens the same
- * `LanguageModel.*` span when spans are collected. A `LanguageModel` Layer from elsewhere (any
- * `@effect/ai` provider) still works: `Inference` then calls it through the
- * `LanguageModel` service.
+ * of its response and its usage (checking the shape of what it reads, and
+ * nothing it does not), and opens the same `LanguageModel.*` span, with the
+ * GenAI usage attributes, when spans are collected. Plans are decoded by the
+ * pipeline, from the text, on either path. A `LanguageModel` Layer from
+ * elsewhere (any `@effect/ai` provider) still works: `Inference` then calls
+ * it through the `LanguageModel` service.
  *
  * @since 0.1.0
  */
