@@ -304,14 +304,18 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
   }
   const log: InvocationLog = { invocations, changed }
   const modifyNow = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> => {
-    // `f` sees the invocations recorded so far without a copy of them;
-    // a change that keeps them (the usual case) costs no copy either.
-    const next = f(snapshot ?? { ...base, hookInvocations: invocations, recordRevision: revision })
-    base = next
+    // `f` sees the invocations recorded so far without a copy of them (the
+    // base record holds the live array; its `recordRevision` is not kept
+    // current — the snapshot sets it); a change that keeps them (the usual
+    // case) costs no copy either, and no snapshot is built for it.
+    const next = f(base.hookInvocations === invocations ? base : { ...base, hookInvocations: invocations })
     if (next.hookInvocations !== invocations) {
       const replaced = next.hookInvocations.slice()
       invocations.length = 0
       invocations.push(...replaced)
+      base = { ...next, hookInvocations: invocations }
+    } else {
+      base = next
     }
     return changed()
   }
