@@ -8,7 +8,7 @@ import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck, Schema } from "effect"
 import { PlanOutput, PlanWire, RoutingPlan } from "effect-agent-pipeline"
-import type { Json } from "../../src/domain/Json.js"
+import { jsonArbitrary as jsonArbitraryOf } from "../support/JsonArbitrary.js"
 import { strictViolations } from "../support/StrictJsonSchema.js"
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
@@ -142,18 +142,7 @@ describe("PlanOutput: decoding", () => {
 // Round trip: RoutingPlan → wire → RoutingPlan
 // ---------------------------------------------------------------------------
 
-const finiteNumber = FastCheck.double({ noNaN: true, noDefaultInfinity: true }).map((n) => (n === 0 ? 0 : n))
-const jsonArbitrary: FastCheck.Arbitrary<Json> = FastCheck.letrec<{ json: Json }>((tie) => ({
-  json: FastCheck.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    FastCheck.constant(null),
-    FastCheck.boolean(),
-    finiteNumber,
-    FastCheck.string(),
-    FastCheck.array(tie("json"), { maxLength: 3 }),
-    FastCheck.dictionary(FastCheck.string(), tie("json"), { maxKeys: 3 })
-  )
-})).json
+const jsonArbitrary = jsonArbitraryOf(3)
 const JsonObjectA = Schema.Record({
   key: Schema.String.annotations({ arbitrary: () => (fc) => fc.string().filter((key) => key !== "__proto__") }),
   value: Schema.Unknown.annotations({ arbitrary: () => () => jsonArbitrary })

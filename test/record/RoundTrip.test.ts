@@ -18,6 +18,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck, Schema, Struct } from "effect"
 import { Json } from "../../src/domain/Json.js"
 import { ModelCall } from "../../src/domain/ModelCall.js"
+import * as JsonArbitraries from "../support/JsonArbitrary.js"
 import {
   AgentResponse,
   Completed,
@@ -50,22 +51,8 @@ import { ExecutionStoreError } from "../../src/stores/ExecutionStore.js"
 // Arbitraries
 // ---------------------------------------------------------------------------
 
-/** A finite double, with `-0` normalised to `0` (JSON has no negative zero). */
-const finiteNumber: FastCheck.Arbitrary<number> = FastCheck.double({ noNaN: true, noDefaultInfinity: true }).map((
-  n
-) => (n === 0 ? 0 : n))
-
-const jsonArbitrary: FastCheck.Arbitrary<Json> = FastCheck.letrec<{ json: Json }>((tie) => ({
-  json: FastCheck.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    FastCheck.constant(null),
-    FastCheck.boolean(),
-    finiteNumber,
-    FastCheck.string(),
-    FastCheck.array(tie("json"), { maxLength: 4 }),
-    FastCheck.dictionary(FastCheck.string(), tie("json"), { maxKeys: 4 })
-  )
-})).json
+const jsonArbitrary = JsonArbitraries.jsonArbitrary(4)
+const { finiteNumber } = JsonArbitraries
 
 const FiniteNumber = Schema.Number.annotations({ arbitrary: () => () => finiteNumber })
 const JsonA: Schema.Schema<Json> = Json.annotations({ arbitrary: () => () => jsonArbitrary })

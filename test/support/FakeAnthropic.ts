@@ -46,15 +46,7 @@ export interface FakeAnthropic extends WireServer.WireServer {
 
 const DEFAULT_USAGE: Usage = { input_tokens: 42, output_tokens: 7 }
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-const field = (body: unknown, key: string): unknown => (isRecord(body) ? body[key] : undefined)
-
-const modelOf = (request: WireServer.ReceivedRequest): string => {
-  const model = field(request.body, "model")
-  return typeof model === "string" ? model : "unknown-model"
-}
+const { field, modelOf } = WireServer
 
 /** The tool the request forces (`tool_choice: { type: "tool", name }`), if any. */
 export const forcedTool = (request: WireServer.ReceivedRequest): string | undefined => {

@@ -52,15 +52,7 @@ export const CREATED_AT = 1_750_000_000
 const DEFAULT_USAGE: Usage = { input_tokens: 42, output_tokens: 7 }
 export const EMBEDDING_DIMENSIONS = 8
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-const field = (body: unknown, key: string): unknown => (isRecord(body) ? body[key] : undefined)
-
-const modelOf = (request: WireServer.ReceivedRequest): string => {
-  const model = field(request.body, "model")
-  return typeof model === "string" ? model : "unknown-model"
-}
+const { field, modelOf } = WireServer
 
 const wantsStream = (request: WireServer.ReceivedRequest): boolean => field(request.body, "stream") === true
 

@@ -131,6 +131,18 @@ export const notJson = (text = "{\"id\":\"resp_1\",\"object\":\"resp"): Reply =>
 /** A reply that never comes: the request stays open until the client gives up or the server closes. */
 export const hang: Reply = reply(() => ({ _tag: "Hang" }))
 
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** `body[key]` when `body` is an object, else `undefined`. */
+export const field = (body: unknown, key: string): unknown => (isRecord(body) ? body[key] : undefined)
+
+/** The `model` a request body names (`unknown-model` when none). */
+export const modelOf = (request: ReceivedRequest): string => {
+  const model = field(request.body, "model")
+  return typeof model === "string" ? model : "unknown-model"
+}
+
 /** The SSE frame of one event. */
 export const frame = (event: SseEvent): string =>
   `${event.event === undefined ? "" : `event: ${event.event}\n`}data: ${event.data}\n\n`

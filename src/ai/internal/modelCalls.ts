@@ -125,29 +125,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
         outputTokens: end.usage.outputTokens
       })
     }
-    return recorded(info) ? record(info, client, n, prompt, streamed, startedAt, durationMs, end) : Effect.void
-  }
-
-  /** One attempt, bounded by the model timeout, recorded when it ended. */
-  const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
-    withDeadline(client.generate(prompt, format), policy.timeout, timedOut, (caller) => {
-      const clock = clockOf(caller)
-      const startedAt = clock.unsafeCurrentTimeMillis()
-      const mark = elapsedMillis(clock)
-      return (exit: Exit.Exit<ModelResponse, ModelFailure>) =>
-        ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit))
-    })
-
-  const record = (
-    info: CallInfo,
-    client: ModelClient,
-    n: number,
-    prompt: string,
-    streamed: boolean,
-    startedAt: number,
-    durationMs: number,
-    end: Ended
-  ): Effect.Effect<void> => {
+    if (!recorded(info)) return Effect.void
     const full = policy.recordCalls === "full"
     const call: ModelCall = {
       purpose: info.purpose,
@@ -167,6 +145,16 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
     }
     return info.recorder.modifyNow((r) => ({ ...r, modelCalls: [...(r.modelCalls ?? []), call] }))
   }
+
+  /** One attempt, bounded by the model timeout, recorded when it ended. */
+  const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
+    withDeadline(client.generate(prompt, format), policy.timeout, timedOut, (caller) => {
+      const clock = clockOf(caller)
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const mark = elapsedMillis(clock)
+      return (exit: Exit.Exit<ModelResponse, ModelFailure>) =>
+        ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit))
+    })
 
   const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
     Exit.isSuccess(exit)
