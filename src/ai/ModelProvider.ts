@@ -22,24 +22,17 @@
  */
 import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
 import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
-import type { ModelUsage } from "../domain/ModelCall.js"
+import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
 import { wireJsonSchema } from "../domain/PlanWire.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
+import * as Unprovided from "./internal/unprovided.js"
+
+export type {
+  /** @since 0.1.0 */
+  ModelResponse
+} from "../domain/ModelCall.js"
 
 type Format = "text" | "plan"
-
-/**
- * What one model call answered: the text of its text parts, and what the
- * provider said about the call.
- *
- * @since 0.1.0
- */
-export interface ModelResponse {
-  readonly text: string
-  readonly usage?: ModelUsage | undefined
-  /** The model id the provider reported. */
-  readonly modelId?: string | undefined
-}
 
 /**
  * The narrow model interface the pipeline calls.
@@ -165,7 +158,10 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
   Effect.gen(function*() {
     const languageModel = yield* LanguageModel.make(params)
     const idGenerator = Option.getOrElse(yield* Effect.serviceOption(IdGenerator.IdGenerator), () => IdGenerator.defaultIdGenerator)
-    const generate = (prompt: string, format: Format): Effect.Effect<ModelResponse, AiError.AiError> =>
+    const generate = (
+      prompt: string,
+      format: Format
+    ): Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator> =>
       useSpan(
         format === "plan" ? "LanguageModel.generateObject" : "LanguageModel.generateText",
         format === "plan" ? PLAN_SPAN : TEXT_SPAN,
@@ -182,31 +178,35 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
                 ? responseOf(parts, format)
                 : Effect.fail(malformed(format === "plan" ? "generateObject" : "generateText", "the response is not a list of parts"))
             ),
-            (answered) => (span === inertSpan ? answered : Effect.tap(answered, (response) => annotate(span, response))),
-            Effect.provideService(IdGenerator.IdGenerator, idGenerator)
+            (answered) => (span === inertSpan ? answered : Effect.tap(answered, (response) => annotate(span, response)))
           )
       )
     // A span transformer (`@effect/ai`'s telemetry hook) is applied by the
     // LanguageModel path: when one is installed, calls take that path.
     const atMake = yield* Effect.serviceOption(Telemetry.CurrentSpanTransformer)
     const transformed = Option.isSome(atMake) ? Effect.succeed(atMake) : Effect.serviceOption(Telemetry.CurrentSpanTransformer)
+    const generateText = (prompt: string) =>
+      Effect.flatMap(transformed, (transformer) =>
+        Option.isSome(transformer)
+          ? Effect.map(languageModel.generateText({ prompt }), responseOfText)
+          : generate(prompt, "text"))
+    const generatePlan = (prompt: string) =>
+      Effect.flatMap(transformed, (transformer) =>
+        Option.isSome(transformer)
+          ? Effect.map(languageModel.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }), responseOfText)
+          : generate(prompt, "plan"))
+    // The provider's functions run with an IdGenerator, as LanguageModel.make's do.
+    const direct: DirectModel.Service = {
+      generateText: (prompt) => Effect.provideService(generateText(prompt), IdGenerator.IdGenerator, idGenerator),
+      generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator)
+    }
     return {
       languageModel,
-      direct: {
-        generateText: (prompt) =>
-          Effect.flatMap(transformed, (transformer) =>
-            Option.isSome(transformer)
-              ? Effect.map(languageModel.generateText({ prompt }), responseOfText)
-              : generate(prompt, "text")),
-        generatePlan: (prompt) =>
-          Effect.flatMap(transformed, (transformer) =>
-            Option.isSome(transformer)
-              ? Effect.map(
-                languageModel.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }),
-                responseOfText
-              )
-              : generate(prompt, "plan"))
-      }
+      direct: Unprovided.register(direct, {
+        services: Context.make(IdGenerator.IdGenerator, idGenerator),
+        generateText,
+        generatePlan
+      })
     }
   })
 

@@ -28,6 +28,19 @@ export const ModelUsage = Schema.Struct({
 export type ModelUsage = typeof ModelUsage.Type
 
 /**
+ * What one model call answered: the text of its text parts, and what the
+ * provider said about the call.
+ *
+ * @since 0.1.0
+ */
+export interface ModelResponse {
+  readonly text: string
+  readonly usage?: ModelUsage | undefined
+  /** The model id the provider reported. */
+  readonly modelId?: string | undefined
+}
+
+/**
  * How one model call ended:
  *
  * - `succeeded`: the model answered (its output may still be a bad plan);

@@ -7,7 +7,7 @@
  * A stream is retried, or handed to the fallback, only while it has not
  * emitted anything: text already delivered cannot be taken back.
  */
-import type { AiError, LanguageModel, Response } from "@effect/ai"
+import { type AiError, IdGenerator, type LanguageModel, type Response } from "@effect/ai"
 import {
   Cause,
   Context,
@@ -26,6 +26,7 @@ import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
 import { unsafeRecordTokenUsage } from "../../runtime/PipelineMetrics.js"
 import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
+import { unprovidedOf } from "./unprovided.js"
 import { type ModelFailure, type ModelPolicy, ModelTimeout, retryDelay, withRetries } from "../ModelPolicy.js"
 
 type Format = "text" | "plan"
@@ -33,7 +34,9 @@ type Format = "text" | "plan"
 /** One model's calls, resolved once. */
 export interface ModelClient {
   readonly label: ModelCall["model"]
-  readonly generate: (prompt: string, format: Format) => Effect.Effect<ModelResponse, AiError.AiError>
+  /** A buffered call; it runs with `services` added to the caller's context. */
+  readonly generate: (prompt: string, format: Format) => Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>
+  readonly services: Context.Context<IdGenerator.IdGenerator>
   readonly stream: (prompt: string) => Stream.Stream<Response.StreamPart<{}>, AiError.AiError>
 }
 
@@ -49,22 +52,32 @@ export const clientOf = (
   label: ModelCall["model"],
   model: LanguageModel.Service,
   direct: DirectModel.Service | undefined
-): ModelClient => ({
-  label,
-  generate: direct !== undefined
-    ? (prompt, format) => (format === "plan" ? direct.generatePlan(prompt) : direct.generateText(prompt))
-    : (prompt, format) =>
-      format === "text"
-        ? Effect.map(model.generateText({ prompt }), responseOfText)
-        : model.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }).pipe(
-          Effect.map(responseOfText),
-          Effect.catchIf(
-            (error) => unparsedOutput(error) !== undefined,
-            (error) => Effect.succeed<ModelResponse>({ text: unparsedOutput(error) ?? "" })
-          )
-        ),
-  stream: (prompt) => model.streamText({ prompt })
-})
+): ModelClient => {
+  // A ModelProvider model's calls take their IdGenerator from the context of
+  // the fiber they run on (see internal/unprovided.ts); any other model
+  // provides its own (the default IdGenerator given here is then unused).
+  const unprovided = direct === undefined ? undefined : unprovidedOf(direct)
+  const calls = unprovided ?? direct
+  return {
+    label,
+    services: unprovided?.services ?? DEFAULT_SERVICES,
+    generate: calls !== undefined
+      ? (prompt, format) => (format === "plan" ? calls.generatePlan(prompt) : calls.generateText(prompt))
+      : (prompt, format) =>
+        format === "text"
+          ? Effect.map(model.generateText({ prompt }), responseOfText)
+          : model.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }).pipe(
+            Effect.map(responseOfText),
+            Effect.catchIf(
+              (error) => unparsedOutput(error) !== undefined,
+              (error) => Effect.succeed<ModelResponse>({ text: unparsedOutput(error) ?? "" })
+            )
+          ),
+    stream: (prompt) => model.streamText({ prompt })
+  }
+}
+
+const DEFAULT_SERVICES = Context.make(IdGenerator.IdGenerator, IdGenerator.defaultIdGenerator)
 
 /** Which model call this is, and where it is recorded. */
 export interface CallInfo {
@@ -154,7 +167,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       const mark = elapsedMillis(clock)
       return (exit: Exit.Exit<ModelResponse, ModelFailure>) =>
         ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit))
-    })
+    }, client.services)
 
   const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
     Exit.isSuccess(exit)
