@@ -7,13 +7,14 @@
  *
  * @since 0.1.0
  */
-import { Clock, Deferred, Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import type { ToolCallResult } from "../ai/ToolCalls.js"
 import type { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
 import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/RoutingPlan.js"
 import { spanned } from "../runtime/internal/spans.js"
+import { elapsedMillis } from "../runtime/internal/timing.js"
 import { unsafeRecordToolCall } from "../runtime/PipelineMetrics.js"
 
 /**
@@ -121,7 +122,9 @@ export const execute = (
           if (r?.status === "succeeded") outputs.set(dep, r.output ?? null)
           else blocked.push(dep)
         }
-        const startedAt = yield* Clock.currentTimeMillis
+        // One read of the clock service; the times themselves are read synchronously.
+        const clock = yield* Effect.clock
+        const startedAt = clock.unsafeCurrentTimeMillis()
         const base = { step_id: step.step_id, namespace: step.namespace, agent: step.agent, capability: step.capability }
         if (blocked.length > 0) {
           return {
@@ -133,9 +136,9 @@ export const execute = (
           } as const
         }
         const parameters = resolveReferences(step.parameters, outputs)
-        const t0 = yield* Clock.currentTimeNanos
+        const t0 = elapsedMillis(clock)
         const outcome = yield* (semaphore === undefined ? callTool(step, parameters) : semaphore.withPermits(1)(callTool(step, parameters)))
-        const duration = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
+        const duration = elapsedMillis(clock) - t0
         unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, toolOutcome[outcome._tag], duration)
         switch (outcome._tag) {
           case "Succeeded":
@@ -146,8 +149,8 @@ export const execute = (
             return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
         }
       }).pipe(
-        Effect.tap((result) => (single ? Effect.void : Deferred.succeed(done.get(step.step_id)!, result))),
-        Effect.tap((result) => (options?.onStepEnd === undefined ? Effect.void : options.onStepEnd(result))),
+        (ran) => (single ? ran : Effect.tap(ran, (result) => Deferred.succeed(done.get(step.step_id)!, result))),
+        (ran) => (options?.onStepEnd === undefined ? ran : Effect.tap(ran, options.onStepEnd)),
         spanned("pipeline.step", {
           captureStackTrace: false,
           attributes: {
