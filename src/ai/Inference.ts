@@ -27,7 +27,7 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { Context, Effect, Either, Layer, Option, type ParseResult, Stream } from "effect"
-import type { CallRef, Coordinates } from "../domain/Operation.js"
+import type { Call, CallRef, Coordinates } from "../domain/Operation.js"
 import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from "../domain/PipelineError.js"
 import { escapeContent } from "../domain/PromptSections.js"
 import { decodeTextEither, type RoutingPlan } from "../domain/RoutingPlan.js"
@@ -186,35 +186,49 @@ export const makeWith = (
      * after_inference transform rewrote into something that is not a plan
      * is not re-asked (asking again would meet the same hook).
      */
+    const generatePlan = (request: InferenceRequest, reask: number, prompt: string) =>
+      Effect.mapError(
+        caller.generate(info(request, "planning", reask), prompt, "plan"),
+        planningFailure(request.coordinates.phase ?? 1)
+      )
+    const decodePlan = (
+      request: InferenceRequest,
+      text: string,
+      answered: string,
+      rejected: { value: boolean }
+    ): Effect.Effect<RoutingPlan, PlanningError> => {
+      const plan = decodeTextEither(text)
+      if (Either.isRight(plan)) return Effect.succeed(plan.right)
+      rejected.value = text === answered
+      return Effect.fail(invalidPlan(text, plan.left, request.coordinates.phase ?? 1))
+    }
+    // The observed bodies are defined once, not per call: a generator created
+    // per call loses its optimized code whenever a full GC finds none in flight.
+    const planObserved = Effect.fnUntraced(function*(
+      request: InferenceRequest,
+      snapshot: Call<"inference">,
+      reask: number,
+      rejected: { value: boolean }
+    ) {
+      const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
+      const response = yield* generatePlan(request, reask, prompt)
+      // A rewritten response is decoded from the rewritten text.
+      const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
+      return yield* decodePlan(request, text, response.text, rejected)
+    })
     const planOnce = (
       request: InferenceRequest,
       reask: number,
       rejected: { value: boolean }
     ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
-      const phase = request.coordinates.phase ?? 1
-      const generate = (prompt: string) =>
-        Effect.mapError(caller.generate(info(request, "planning", reask), prompt, "plan"), planningFailure(phase))
-      const decoded = (text: string, answered: string): Effect.Effect<RoutingPlan, PlanningError> => {
-        const plan = decodeTextEither(text)
-        if (Either.isRight(plan)) return Effect.succeed(plan.right)
-        rejected.value = text === answered
-        return Effect.fail(invalidPlan(text, plan.left, phase))
-      }
       if (!operations.observes("inference")) {
-        return Effect.flatMap(generate(request.prompt), (response) => decoded(response.text, response.text))
+        return Effect.flatMap(
+          generatePlan(request, reask, request.prompt),
+          (response) => decodePlan(request, response.text, response.text, rejected)
+        )
       }
       return Effect.flatMap(call(request, "planning", false), (snapshot) =>
-        operations.run(
-          snapshot,
-          request.recorder,
-          Effect.gen(function*() {
-            const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-            const response = yield* generate(prompt)
-            // A rewritten response is decoded from the rewritten text.
-            const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
-            return yield* decoded(text, response.text)
-          })
-        ))
+        operations.run(snapshot, request.recorder, planObserved(request, snapshot, reask, rejected)))
     }
 
     const plan: Inference.Service["plan"] = (request) => {
@@ -237,18 +251,16 @@ export const makeWith = (
         onSuccess: (response) => response.text
       })
 
+    const completeObserved = Effect.fnUntraced(function*(request: InferenceRequest, snapshot: Call<"inference">) {
+      const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
+      const text = yield* generateText(request, prompt)
+      return yield* operations.transform("after_inference", snapshot, text, request.recorder)
+    })
+
     const complete: Inference.Service["complete"] = (request) => {
       if (!operations.observes("inference")) return generateText(request, request.prompt)
       return Effect.flatMap(call(request, "synthesis", false), (snapshot) =>
-        operations.run(
-          snapshot,
-          request.recorder,
-          Effect.gen(function*() {
-            const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-            const text = yield* generateText(request, prompt)
-            return yield* operations.transform("after_inference", snapshot, text, request.recorder)
-          })
-        ))
+        operations.run(snapshot, request.recorder, completeObserved(request, snapshot)))
     }
 
     const deltas = (request: InferenceRequest, prompt: string): Stream.Stream<string, SynthesisError> =>

@@ -12,7 +12,7 @@
  */
 import { Duration, Effect } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
-import type { CallRef, Coordinates } from "../domain/Operation.js"
+import type { Call, CallRef, Coordinates } from "../domain/Operation.js"
 import { HookDenied } from "../domain/PipelineError.js"
 import type { ToolOutcome } from "../runtime/OperationHooks.js"
 import type { Operations } from "../runtime/Operations.js"
@@ -77,6 +77,26 @@ export const make = (
   if (!operations.observes("tool_call") && !operations.observes("tool_execution")) {
     return (request) => Effect.map(direct(request), fromOutcome)
   }
+  // Defined once, not per call: see `makeBegin` in pipeline/internal/requestRecord.ts.
+  const observed = Effect.fnUntraced(function*(request: ToolCallRequest, call: Call<"tool_call">) {
+    const parameters = yield* operations.transform("before_tool", call, request.parameters, request.recorder)
+    const execution = yield* operations.call("tool_execution", {
+      coordinates: request.coordinates,
+      parent: { operation: "tool_call", callId: call.callId },
+      payload: { ...call.payload, parameters }
+    })
+    const outcome = yield* operations.run(
+      execution,
+      request.recorder,
+      bounded(request, parameters)
+    ).pipe(
+      Effect.match({
+        onSuccess: (output): ToolOutcome => ({ output }),
+        onFailure: (failure): ToolOutcome => ({ error: failure.message })
+      })
+    )
+    return yield* operations.transform("after_tool", call, outcome, request.recorder)
+  })
   return (request) =>
     Effect.flatMap(
       operations.call("tool_call", {
@@ -89,30 +109,7 @@ export const make = (
           parameters: request.parameters
         }
       }),
-      (call) =>
-        operations.run(
-          call,
-          request.recorder,
-          Effect.gen(function*() {
-            const parameters = yield* operations.transform("before_tool", call, request.parameters, request.recorder)
-            const execution = yield* operations.call("tool_execution", {
-              coordinates: request.coordinates,
-              parent: { operation: "tool_call", callId: call.callId },
-              payload: { ...call.payload, parameters }
-            })
-            const outcome = yield* operations.run(
-              execution,
-              request.recorder,
-              bounded(request, parameters)
-            ).pipe(
-              Effect.match({
-                onSuccess: (output): ToolOutcome => ({ output }),
-                onFailure: (failure): ToolOutcome => ({ error: failure.message })
-              })
-            )
-            return yield* operations.transform("after_tool", call, outcome, request.recorder)
-          })
-        )
+      (call) => operations.run(call, request.recorder, observed(request, call))
     ).pipe(
       Effect.match({
         onSuccess: fromOutcome,

@@ -9,7 +9,7 @@ import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import type { HookFailed } from "../domain/PipelineError.js"
-import { type Detach, dependencyFailed, failedClosed, guarded, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
+import { type Detach, dependencyFailed, failedClosed, guarded, type Inflight, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
 
@@ -109,11 +109,10 @@ export type Handler = NonNullable<Hook.Hook<never>["afterExecution"]>
  *
  * @since 0.1.0
  */
-export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: Detach): AfterExecution.Service => ({
-  hookCount: participants.length,
-  run: (request, results) =>
-    participants.length === 0 ? Effect.void : guarded((inflight) =>
-      Effect.gen(function*() {
+export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: Detach): AfterExecution.Service => {
+  // Defined once per stage, not per request: a generator created per call
+  // loses its optimized code whenever a full GC finds none in flight.
+  const body = Effect.fnUntraced(function*(request: StageRequest, results: ExecutionResults, inflight: Inflight) {
         // Observe-only: every hook sees the same frozen copy.
         const view = snapshot(results)
         const completed: Array<boolean> = []
@@ -146,6 +145,10 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
             return yield* Effect.fail(failedClosed(spec, result))
           }
         }
-      })
-    )
-})
+  })
+  return {
+    hookCount: participants.length,
+    run: (request, results) =>
+      participants.length === 0 ? Effect.void : guarded((inflight) => body(request, results, inflight))
+  }
+}

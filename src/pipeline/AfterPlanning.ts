@@ -15,7 +15,7 @@ import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { guarded, type InvocationSpec, invoke, undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
+import { guarded, type Inflight, type InvocationSpec, invoke, undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
@@ -129,11 +129,15 @@ const requiredUnmet = (spec: PhaseSpec, detail: string): RequiredAfterPlanningEr
  *
  * @since 0.1.0
  */
-export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPlanning.Service => ({
-  hookCount: participants.length,
-  run: (request, plan, info) =>
-    participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) =>
-      Effect.gen(function*() {
+export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPlanning.Service => {
+  // Defined once per stage, not per request: a generator created per call
+  // loses its optimized code whenever a full GC finds none in flight.
+  const body = Effect.fnUntraced(function*(
+    request: StageRequest,
+    plan: RoutingPlan,
+    info: AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext },
+    inflight: Inflight
+  ) {
         let current = plan
         const completed: Array<boolean> = []
         for (let sequence = 0; sequence < participants.length; sequence++) {
@@ -211,6 +215,10 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
           }
         }
         return current
-      })
-    )
-})
+  })
+  return {
+    hookCount: participants.length,
+    run: (request, plan, info) =>
+      participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) => body(request, plan, info, inflight))
+  }
+}

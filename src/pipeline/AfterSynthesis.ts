@@ -16,6 +16,7 @@ import {
   dependencyFailed,
   failedClosed,
   guarded,
+  type Inflight,
   type InvocationSpec,
   invoke,
   undeclaredContribution,
@@ -56,11 +57,10 @@ export type Handler = NonNullable<Hook.Hook<never>["afterSynthesis"]>
  *
  * @since 0.1.0
  */
-export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSynthesis.Service => ({
-  hookCount: participants.length,
-  run: (request, draft) =>
-    participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) =>
-      Effect.gen(function*() {
+export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSynthesis.Service => {
+  // Defined once per stage, not per request: a generator created per call
+  // loses its optimized code whenever a full GC finds none in flight.
+  const body = Effect.fnUntraced(function*(request: StageRequest, draft: string, inflight: Inflight) {
         let current = draft
         const completed: Array<boolean> = []
         for (let sequence = 0; sequence < participants.length; sequence++) {
@@ -110,6 +110,10 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
           }
         }
         return current
-      })
-    )
-})
+  })
+  return {
+    hookCount: participants.length,
+    run: (request, draft) =>
+      participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) => body(request, draft, inflight))
+  }
+}

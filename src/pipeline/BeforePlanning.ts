@@ -18,6 +18,7 @@ import {
   dependencyFailed,
   failedClosed,
   guarded,
+  type Inflight,
   type InvocationSpec,
   invoke,
   undeclaredContribution,
@@ -112,11 +113,14 @@ export type Handler = NonNullable<Hook.Hook<never>["beforePlanning"]>
  *
  * @since 0.1.0
  */
-export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforePlanning.Service => ({
-  hookCount: participants.length,
-  run: (request, { gate, hasTool, maxEnrichmentBytes }) =>
-    participants.length === 0 ? Effect.succeed({ enrichments: request.context.enrichments }) : guarded((inflight) =>
-      Effect.gen(function*() {
+export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforePlanning.Service => {
+  // Defined once per stage, not per request: a generator created per call
+  // loses its optimized code whenever a full GC finds none in flight.
+  const body = Effect.fnUntraced(function*(
+    request: StageRequest,
+    { gate, hasTool, maxEnrichmentBytes }: RunOptions,
+    inflight: Inflight
+  ) {
         const enrichments: Record<string, Json> = { ...request.context.enrichments }
         // The frozen snapshot hooks see, rebuilt only after a hook changed the
         // enrichments (most hooks add nothing).
@@ -309,6 +313,12 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
           }
         }
         return { enrichments, tools }
-      })
-    )
-})
+  })
+  return {
+    hookCount: participants.length,
+    run: (request, options) =>
+      participants.length === 0
+        ? Effect.succeed({ enrichments: request.context.enrichments })
+        : guarded((inflight) => body(request, options, inflight))
+  }
+}

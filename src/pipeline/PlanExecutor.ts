@@ -85,13 +85,17 @@ export const resolveReferences = (parameters: JsonObject, outputs: ReadonlyMap<s
  *
  * @since 0.1.0
  */
-export const execute = (
+export const execute: (
   tools: ToolRegistry.Service,
   plan: RoutingPlan,
   prior: ReadonlyMap<string, StepResult>,
   options?: ExecuteOptions
-): Effect.Effect<ReadonlyArray<StepResult>> =>
-  Effect.gen(function*() {
+) => Effect.Effect<ReadonlyArray<StepResult>> = Effect.fnUntraced(function*(
+  tools: ToolRegistry.Service,
+  plan: RoutingPlan,
+  prior: ReadonlyMap<string, StepResult>,
+  options?: ExecuteOptions
+) {
     if (plan.steps.length === 0) return []
     const callTool = options?.callTool ?? ((step: RoutingStep, parameters: JsonObject) =>
       tools.call(step.namespace, step.agent, step.capability, parameters).pipe(
@@ -108,8 +112,35 @@ export const execute = (
     const done = new Map<string, Deferred.Deferred<StepResult>>()
     if (!single) for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>())
 
+    const steps: StepContext = { prior, done, semaphore, callTool }
     const runStep = (step: RoutingStep): Effect.Effect<StepResult> =>
-      Effect.gen(function*() {
+      stepBody(step, steps).pipe(
+        (ran) => (single ? ran : Effect.tap(ran, (result) => Deferred.succeed(done.get(step.step_id)!, result))),
+        (ran) => (options?.onStepEnd === undefined ? ran : Effect.tap(ran, options.onStepEnd)),
+        spanned("pipeline.step", {
+          captureStackTrace: false,
+          attributes: {
+            "pipeline.step.id": step.step_id,
+            "pipeline.step.tool": `${step.namespace}/${step.agent}/${step.capability}`
+          }
+        })
+      )
+
+    if (single) return [yield* runStep(plan.steps[0]!)]
+    return yield* Effect.forEach(plan.steps, runStep, { concurrency: "unbounded" })
+})
+
+/** What one step of a plan run reads. */
+interface StepContext {
+  readonly prior: ReadonlyMap<string, StepResult>
+  readonly done: ReadonlyMap<string, Deferred.Deferred<StepResult>>
+  readonly semaphore: Effect.Semaphore | undefined
+  readonly callTool: (step: RoutingStep, parameters: JsonObject) => Effect.Effect<ToolCallResult>
+}
+
+// Defined once, not per step: a generator created per call loses its
+// optimized code whenever a full GC finds none in flight.
+const stepBody = Effect.fnUntraced(function*(step: RoutingStep, { callTool, done, prior, semaphore }: StepContext) {
         const outputs = new Map<string, Json>()
         const blocked: Array<string> = []
         for (const dep of step.depends_on) {
@@ -148,18 +179,4 @@ export const execute = (
           case "Denied":
             return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
         }
-      }).pipe(
-        (ran) => (single ? ran : Effect.tap(ran, (result) => Deferred.succeed(done.get(step.step_id)!, result))),
-        (ran) => (options?.onStepEnd === undefined ? ran : Effect.tap(ran, options.onStepEnd)),
-        spanned("pipeline.step", {
-          captureStackTrace: false,
-          attributes: {
-            "pipeline.step.id": step.step_id,
-            "pipeline.step.tool": `${step.namespace}/${step.agent}/${step.capability}`
-          }
-        })
-      )
-
-    if (single) return [yield* runStep(plan.steps[0]!)]
-    return yield* Effect.forEach(plan.steps, runStep, { concurrency: "unbounded" })
-  })
+})

@@ -140,6 +140,20 @@ const snapshotOf = <A>(value: A): A => {
   return Object.freeze(copy) as A
 }
 
+/** A call's frozen snapshot (a module function: the closure made per call stays tiny). */
+const callOf = <Op extends Operation>(operation: Op, init: CallInit<Op>, clock: Clock.Clock): Call<Op> =>
+  Object.freeze({
+    operation,
+    callId: nextCallId(operation),
+    startedAt: init.startedAt ?? clock.unsafeCurrentTimeMillis(),
+    coordinates: Object.freeze({ ...init.coordinates }),
+    // A reference to the parent run, not its snapshot.
+    ...(init.parent === undefined
+      ? {}
+      : { parent: Object.freeze({ operation: init.parent.operation, callId: init.parent.callId }) }),
+    payload: snapshotOf(init.payload)
+  })
+
 /**
  * Builds the runtime over the registry's operation participants.
  *
@@ -197,20 +211,7 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   return {
     active: observed.size > 0,
     observes: (operation) => observed.has(operation),
-    call: (operation, init) =>
-      Clock.clockWith((clock) =>
-        Effect.succeed(Object.freeze({
-          operation,
-          callId: nextCallId(operation),
-          startedAt: init.startedAt ?? clock.unsafeCurrentTimeMillis(),
-          coordinates: Object.freeze({ ...init.coordinates }),
-          // A reference to the parent run, not its snapshot.
-          ...(init.parent === undefined
-            ? {}
-            : { parent: Object.freeze({ operation: init.parent.operation, callId: init.parent.callId }) }),
-          payload: snapshotOf(init.payload)
-        }))
-      ),
+    call: (operation, init) => Clock.clockWith((clock) => Effect.succeed(callOf(operation, init, clock))),
     run,
     runScoped,
     transform

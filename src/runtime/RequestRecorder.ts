@@ -220,38 +220,69 @@ class Invocation implements InvocationHandle {
  *
  * @since 0.1.0
  */
-export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRecorder => {
-  const { save, update } = typeof writer === "function" ? { save: writer, update: undefined } : writer
-  // This recorder's identity in the records it writes (see `persist`).
-  const writerId = globalThis.crypto.randomUUID()
-  let seq = 0
+export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRecorder =>
+  typeof writer === "function" ? new Recorder(writer, undefined, initial) : new Recorder(writer.save, writer.update, initial)
+
+/**
+ * The recording recorder. Its steps are methods (one function each for the
+ * process's life), not closures made per request: a closure made per call
+ * loses its optimized code whenever a full GC finds none alive.
+ */
+class Recorder implements RequestRecorder, InvocationLog {
+  readonly enabled = true
+  // This recorder's identity in the records it writes (see `persistNow`).
+  private readonly writerId = globalThis.crypto.randomUUID()
+  private seq = 0
   // Invocations are appended to a private array (O(1) per hook); a full
   // immutable snapshot is built only when someone reads or writes it.
   // Elements are replaced, never mutated, so earlier snapshots stay intact.
-  let base = initial
-  const invocations: Array<HookInvocation> = [...initial.hookInvocations]
-  let revision = initial.recordRevision
-  let snapshot: ExecutionRecord | undefined = initial
-  let finalized = false
-  const current = (): ExecutionRecord => {
-    if (snapshot === undefined) snapshot = { ...base, hookInvocations: invocations.slice(), recordRevision: revision }
-    return snapshot
-  }
+  private base: ExecutionRecord
+  readonly invocations: Array<HookInvocation>
+  private revision: number
+  private snapshot: ExecutionRecord | undefined
+  private finalized = false
   // The revision of the last snapshot handed to the store.
-  let written = -1
-  const logged = <A, E>(write: Effect.Effect<A, E>) =>
-    write.pipe(
+  private written = -1
+  private readonly persist: Effect.Effect<void>
+  readonly flush: Effect.Effect<void>
+  readonly flushIfChanged: Effect.Effect<void>
+
+  constructor(
+    private readonly save: Save,
+    private readonly update: Update | undefined,
+    private readonly initial: ExecutionRecord
+  ) {
+    this.base = initial
+    this.invocations = [...initial.hookInvocations]
+    this.revision = initial.recordRevision
+    this.snapshot = initial
+    this.persist = Effect.suspend(() => this.persistNow())
+    this.flush = this.persist
+    this.flushIfChanged = Effect.suspend(() => (this.finalized || this.revision === this.written ? Effect.void : this.persist))
+  }
+
+  current(): ExecutionRecord {
+    if (this.snapshot === undefined) {
+      this.snapshot = { ...this.base, hookInvocations: this.invocations.slice(), recordRevision: this.revision }
+    }
+    return this.snapshot
+  }
+
+  private logged<A, E>(write: Effect.Effect<A, E>): Effect.Effect<void> {
+    return write.pipe(
       // Even a store that dies must not change the request's outcome; only
       // interruption propagates.
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.interrupt
           : Effect.logWarning("execution record not written", Cause.pretty(cause)).pipe(
-            Effect.annotateLogs({ requestId: initial.requestId })
+            Effect.annotateLogs({ requestId: this.initial.requestId })
           )
       ),
       Effect.asVoid
     )
+  }
+
   /**
    * Writes the newest snapshot. With `update`, as a read-modify-write of the
    * stored record: refused only when this recorder's own later write is
@@ -260,21 +291,23 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
    * overwritten — its hook runs keep what they have further along — and the
    * store numbers the revision. Without `update`, a revision-gated save.
    */
-  const persist = Effect.suspend(() => {
-    const record = current()
-    written = record.recordRevision
-    if (update === undefined) return logged(save(record))
-    const mine = ++seq
+  private persistNow(): Effect.Effect<void> {
+    const record = this.current()
+    this.written = record.recordRevision
+    const update = this.update
+    if (update === undefined) return this.logged(this.save(record))
+    const mine = ++this.seq
+    const writerId = this.writerId
     const stamped: ExecutionRecord = { ...record, writer: { id: writerId, seq: mine } }
     const about = { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
-    return logged(Effect.flatMap(
+    return this.logged(Effect.flatMap(
       // Usually one conditional write; refused ("stale") when the stored
       // record is not older — this recorder's own later write, or another
       // writer's: then merged into, unless it is this recorder's own.
-      save(stamped),
+      this.save(stamped),
       (saved) =>
         saved !== "stale" ? Effect.void : update(
-          initial.requestId,
+          this.initial.requestId,
           (stored) =>
             stored.writer?.id === writerId && stored.writer.seq >= mine
               ? undefined
@@ -282,74 +315,81 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
           about
         )
     ))
-  })
+  }
+
   /** A finished request's late change of one hook run, merged into the newest stored record. */
-  const persistRun = (slot: number) =>
-    Effect.suspend(() => {
-      const run = invocations[slot]
-      if (update === undefined || run === undefined) return persist
-      return logged(Effect.flatMap(
-        update(initial.requestId, (stored) => withRun(stored, run), { revision: -1, status: "merge" }),
+  private persistRun(slot: number): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const run = this.invocations[slot]
+      const update = this.update
+      if (update === undefined || run === undefined) return this.persist
+      return this.logged(Effect.flatMap(
+        update(this.initial.requestId, (stored) => withRun(stored, run), { revision: -1, status: "merge" }),
         // No stored record to merge into (its writes failed, or it expired): write the snapshot whole.
-        (result) => (result === "missing" ? persist : Effect.void)
+        (result) => (result === "missing" ? this.persist : Effect.void)
       ))
     })
+  }
+
   // Every change is a synchronous read-modify-write: concurrent fibers cannot
   // interleave inside it, so no change is lost and the revision only grows.
-  const changed = (slot?: number): Effect.Effect<void> => {
-    revision++
-    snapshot = undefined
-    if (!finalized) return Effect.void
-    return slot === undefined ? persist : persistRun(slot)
+  changed(slot?: number): Effect.Effect<void> {
+    this.revision++
+    this.snapshot = undefined
+    if (!this.finalized) return Effect.void
+    return slot === undefined ? this.persist : this.persistRun(slot)
   }
-  const log: InvocationLog = { invocations, changed }
-  const modifyNow = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> => {
+
+  modifyNow(f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> {
     // `f` sees the invocations recorded so far without a copy of them (the
     // base record holds the live array; its `recordRevision` is not kept
     // current — the snapshot sets it); a change that keeps them (the usual
     // case) costs no copy either, and no snapshot is built for it.
+    const { base, invocations } = this
     const next = f(base.hookInvocations === invocations ? base : { ...base, hookInvocations: invocations })
     if (next.hookInvocations !== invocations) {
       const replaced = next.hookInvocations.slice()
       invocations.length = 0
       invocations.push(...replaced)
-      base = { ...next, hookInvocations: invocations }
+      this.base = { ...next, hookInvocations: invocations }
     } else {
-      base = next
+      this.base = next
     }
-    return changed()
+    return this.changed()
   }
-  const modify = (f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> =>
-    Effect.suspend(() => modifyNow(f))
-  return {
-    enabled: true,
-    current,
-    modify,
-    modifyNow,
-    appendNow: (invocation) => {
-      invocations.push(invocation)
-      return changed()
-    },
-    startInvocation: () => new Invocation(log),
-    finalize: (lifecycle) =>
-      Effect.suspend(() => {
-        base = { ...current(), lifecycle }
-        revision++
-        snapshot = undefined
-        finalized = true
-        return persist
-      }),
-    flush: persist,
-    renew: (leaseExpiresAt) =>
-      Effect.suspend(() => {
-        const lifecycle = base.lifecycle
-        if (finalized || lifecycle === undefined || lifecycle.status !== "running") return Effect.void
-        base = { ...current(), lifecycle: { ...lifecycle, leaseExpiresAt } }
-        revision++
-        snapshot = undefined
-        return persist
-      }),
-    flushIfChanged: Effect.suspend(() => (finalized || revision === written ? Effect.void : persist))
+
+  modify(f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> {
+    return Effect.suspend(() => this.modifyNow(f))
+  }
+
+  appendNow(invocation: HookInvocation): Effect.Effect<void> {
+    this.invocations.push(invocation)
+    return this.changed()
+  }
+
+  startInvocation(): InvocationHandle {
+    return new Invocation(this)
+  }
+
+  finalize(lifecycle: Lifecycle): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.base = { ...this.current(), lifecycle }
+      this.revision++
+      this.snapshot = undefined
+      this.finalized = true
+      return this.persist
+    })
+  }
+
+  renew(leaseExpiresAt: number): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const lifecycle = this.base.lifecycle
+      if (this.finalized || lifecycle === undefined || lifecycle.status !== "running") return Effect.void
+      this.base = { ...this.current(), lifecycle: { ...lifecycle, leaseExpiresAt } }
+      this.revision++
+      this.snapshot = undefined
+      return this.persist
+    })
   }
 }
 

@@ -31,8 +31,9 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
 
   // The request's scope is opened once around the whole path (the stages
   // and the synthesis call find it open).
-  const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
-    hookScope(state, Effect.gen(function*() {
+  // The body is defined once per pipeline (`Effect.fnUntraced`), not per
+  // request: see `makeBegin`.
+  const body = Effect.fnUntraced(function*(state: RequestState, resume?: { readonly checkpoint: Checkpoint }) {
       const pre = yield* preSynthesis(state, resume)
       switch (pre._tag) {
         case "ShortCircuit":
@@ -51,7 +52,9 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
           return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
         }
       }
-    }))
+  })
+  const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
+    hookScope(state, body(state, resume))
 
   const process = (input: PipelineRequest.Input): Effect.Effect<Completed | Suspended, PipelineError> =>
     Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline", operations))

@@ -57,14 +57,15 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     priorStepIds
   })
 
-  const executePhase = (
+  // The generator bodies below are defined once per pipeline, not per
+  // request: see `makeBegin` in requestRecord.ts.
+  const executePhase = Effect.fnUntraced(function*(
     state: RequestState,
     phase: number,
     plan: RoutingPlan,
     prior: ReadonlyArray<PhaseRecord>,
     parent?: CallRef | undefined
-  ) =>
-    Effect.gen(function*() {
+  ) {
       const priorResults = new Map<string, StepResult>()
       for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
       const callTool = callerOf(state)
@@ -104,7 +105,7 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
       const record: PhaseRecord = { phase, plan, steps }
       yield* recording && plan.steps.length > 0 ? updatePhase(state, phase, () => record) : recordPhase(state, record)
       return record
-    })
+  })
 
   /** Runs a phase's body as one run of the `phase` operation (when anything observes operations). */
   const withPhaseRun = <A, E>(
@@ -129,14 +130,13 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
    * executes that plan as is (a HITL resume: no planning, no AfterPlanning,
    * no HITL).
    */
-  const runPhase = (
+  const phaseBody = Effect.fnUntraced(function*(
     state: RequestState,
     phase: number,
     phases: ReadonlyArray<PhaseRecord>,
-    approved: RoutingPlan | undefined
-  ) =>
-    withPhaseRun(state, phase, approved !== undefined, (parent) =>
-      Effect.gen(function*() {
+    approved: RoutingPlan | undefined,
+    parent: CallRef | undefined
+  ) {
       let plan: RoutingPlan
       if (approved !== undefined) {
         plan = approved
@@ -189,7 +189,14 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
         spanned("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
       )
       return { _tag: "Executed", executed, terminal: plan.terminal } as const
-    })).pipe(
+  })
+  const runPhase = (
+    state: RequestState,
+    phase: number,
+    phases: ReadonlyArray<PhaseRecord>,
+    approved: RoutingPlan | undefined
+  ) =>
+    withPhaseRun(state, phase, approved !== undefined, (parent) => phaseBody(state, phase, phases, approved, parent)).pipe(
       spanned("pipeline.phase", {
         captureStackTrace: false,
         attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }
@@ -197,13 +204,12 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     )
 
   /** Runs phases from `startPhase` until a terminal plan, a suspension or the phase limit. */
-  const runPhases = (
+  const runPhases = Effect.fnUntraced(function*(
     state: RequestState,
     startPhase: number,
     priorPhases: ReadonlyArray<PhaseRecord>,
     approved: RoutingPlan | undefined
-  ) =>
-    Effect.gen(function*() {
+  ) {
       const phases: Array<PhaseRecord> = [...priorPhases]
       for (let phase = startPhase; phase <= maxPhases; phase++) {
         const outcome = yield* runPhase(state, phase, phases, phase === startPhase ? approved : undefined)
@@ -217,7 +223,7 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
         }
       }
       return { _tag: "Done", phases } as const
-    })
+  })
 
   return { validationFor, executePhase, runPhases }
 }

@@ -135,8 +135,9 @@ export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestS
 /** Builds {@link Begin} over its services. */
 export const makeBegin = (deps: BeginDeps): Begin => {
   const { leases, limits, operations, preparer, recording, store } = deps
-  return (input: unknown, mode: RecordMode) =>
-    Effect.gen(function*() {
+  // Defined once per pipeline, not per request: a generator created per call
+  // loses its optimized code whenever a full GC finds no request in flight.
+  return Effect.fnUntraced(function*(input: unknown, mode: RecordMode) {
       const decoded = yield* PipelineRequest.decode(input, limits).pipe(
         Effect.tapError((refused) =>
           // An oversized request leaves no record (its content is not
@@ -208,7 +209,7 @@ export const makeBegin = (deps: BeginDeps): Begin => {
       const scope = yield* Scope.make()
       const releaseLease = recording ? leases.hold(recorder) : undefined
       return { context, recorder, startedAt, clockStart, scope, call, releaseLease } satisfies RequestState
-    })
+  })
 }
 
 /** How a request ended, as `pipeline.request.duration` tags it. */

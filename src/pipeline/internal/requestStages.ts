@@ -106,12 +106,12 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       Effect.locallyScoped(HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
     )
 
-  /** Everything before synthesis, shared by the buffered and streaming paths. */
-  const preSynthesis = (
+  // The generator bodies below are defined once per pipeline, not per
+  // request: see `makeBegin` in requestRecord.ts.
+  const preSynthesisBody = Effect.fnUntraced(function*(
     state: RequestState,
-    resume?: { readonly checkpoint: Checkpoint }
-  ): Effect.Effect<PreSynthesis, PipelineError> =>
-    hookScope(state, Effect.gen(function*() {
+    resume: { readonly checkpoint: Checkpoint } | undefined
+  ) {
       let context = state.context
       let phasesResult
       if (resume === undefined) {
@@ -137,10 +137,19 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       const stateWithContext = { ...state, context }
       yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
       return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
-    }))
+  })
 
-  const shortCircuitResponse = (state: RequestState, accepted: AcceptedShortCircuit, enrichments: JsonObject) =>
-    Effect.gen(function*() {
+  /** Everything before synthesis, shared by the buffered and streaming paths. */
+  const preSynthesis = (
+    state: RequestState,
+    resume?: { readonly checkpoint: Checkpoint }
+  ): Effect.Effect<PreSynthesis, PipelineError> => hookScope(state, preSynthesisBody(state, resume))
+
+  const shortCircuitResponse = Effect.fnUntraced(function*(
+    state: RequestState,
+    accepted: AcceptedShortCircuit,
+    enrichments: JsonObject
+  ) {
       const record = {
         hookName: accepted.hookName,
         kind: accepted.kind,
@@ -160,7 +169,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
         shortCircuit: record,
         phases: []
       }, TRUSTED)
-    })
+  })
 
   const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
     prompts.buildSynthesisPrompt({
@@ -169,13 +178,12 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       steps: phases.flatMap((p) => p.steps)
     })
 
-  const complete = (
+  const completeBody = Effect.fnUntraced(function*(
     state: RequestState,
     context: PipelineContext,
     phases: ReadonlyArray<PhaseRecord>,
     draft: string
-  ) =>
-    hookScope(state, Effect.gen(function*() {
+  ) {
       // The model's output is saved before AfterSynthesis runs: a panicking
       // hook still leaves the raw draft in the failed record.
       yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
@@ -189,7 +197,13 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
         rawDraft: draft,
         phases
       }, TRUSTED)
-    }))
+  })
+  const complete = (
+    state: RequestState,
+    context: PipelineContext,
+    phases: ReadonlyArray<PhaseRecord>,
+    draft: string
+  ) => hookScope(state, completeBody(state, context, phases, draft))
 
   return { enterHookScope, hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
 }

@@ -57,7 +57,16 @@ export interface ResumeRequestDeps {
  * interrupted exit keeps its own lifecycle.
  */
 const finalizingAsRejected = (recorder: RequestRecorder.RequestRecorder): RequestRecorder.RequestRecorder => ({
-  ...recorder,
+  // Delegated one by one: a recorder's members may be methods (not own properties a spread would copy).
+  enabled: recorder.enabled,
+  current: () => recorder.current(),
+  modify: (f) => recorder.modify(f),
+  modifyNow: (f) => recorder.modifyNow(f),
+  startInvocation: () => recorder.startInvocation(),
+  appendNow: (invocation) => recorder.appendNow(invocation),
+  flush: recorder.flush,
+  renew: (leaseExpiresAt) => recorder.renew(leaseExpiresAt),
+  flushIfChanged: recorder.flushIfChanged,
   finalize: (lifecycle) =>
     recorder.finalize(lifecycle.status === "succeeded" ? { ...lifecycle, status: "rejected" } : lifecycle)
 })

@@ -5,12 +5,12 @@
  * observes and cannot change the outcome: its failures fail open. A
  * detached observer begins and finishes after the run, in the pool.
  */
-import { Cause, Effect, Exit } from "effect"
+import { Cause, type Clock, Effect, Exit, type Fiber } from "effect"
 import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
 import { HookDenied } from "../../domain/PipelineError.js"
 import type { Finish } from "../OperationHooks.js"
 import { isDetached } from "../Policy.js"
-import { currentInvocation, sharedSlot } from "../HookEffects.js"
+import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
@@ -124,146 +124,186 @@ const end = (observing: Observing, result: Result): Effect.Effect<void> => {
   })
 }
 
+/** A detached observer runs after the operation: begin, then finish, in the pool. */
+const observeDetached = (
+  detach: Detach,
+  participant: Participant<AnyAround>,
+  spec: OperationRunSpec,
+  call: Call,
+  result: Result
+): Effect.Effect<void> =>
+  // The run completes the entry recorded as backgrounded, through the same handle.
+  startDetached(spec, detach, "observer", (handle, opened) =>
+    Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
+      if (begun === undefined) return Effect.void
+      opened(begun.run)
+      return end(begun, result)
+    }))
+
 /**
  * Builds, once, the function that begins the observers of a run and returns
- * how to end them with the run's exit.
+ * how to end them with the run's exit. `Hook.sync` observers begin (and,
+ * without a finish callback, end) in one synchronous loop while spans are
+ * not collected.
  */
 export const makeObserve = (
   participants: { readonly around: (operation: Operation) => ReadonlyArray<Participant<AnyAround>> },
   detach: Detach,
   specOf: SpecOf
-) => {
-  /** A detached observer runs after the operation: begin, then finish, in the pool. */
-  const observeDetached = (
-    participant: Participant<AnyAround>,
-    spec: OperationRunSpec,
-    call: Call,
-    result: Result
-  ): Effect.Effect<void> =>
-    // The run completes the entry recorded as backgrounded, through the same handle.
-    startDetached(spec, detach, "observer", (handle, opened) =>
-      Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
-        if (begun === undefined) return Effect.void
-        opened(begun.run)
-        return end(begun, result)
-      }))
+) =>
+(call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
+  Effect.withFiberRuntime((fiber) => {
+    const observing = new Observation(participants.around(call.operation), detach, specOf, call, recorder, fiber)
+    const ends = (exit: Exit.Exit<unknown, unknown>) => observing.ends(exit)
+    // A begin that panics still ends the observers begun before it (C13).
+    return Effect.as(Effect.onError(observing.begins(0), (cause) => observing.ends(Exit.failCause(cause))), ends)
+  })
 
-  /**
-   * Begins the observers of a run; returns how to end them with the run's
-   * exit. `Hook.sync` observers begin (and, without a finish callback, end)
-   * in one synchronous loop while spans are not collected.
-   */
-  return (call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
-    Effect.withFiberRuntime((fiber) => {
-      const observers = participants.around(call.operation)
-      const open: Array<Observing | Begun> = []
-      const later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
-      const completed: Array<boolean> = []
-      const fast = !collects(fiber)
-      const clock = clockOf(fiber)
-      const observed = (i: number) => (observing: Observing | undefined) => {
-        if (observing !== undefined) open.push(observing)
-        else completed[i] = false
+/**
+ * The observers of one run. Its steps are methods (one function each for the
+ * process's life), not closures made per run: a closure made per call loses
+ * its optimized code whenever a full GC finds none alive.
+ */
+class Observation {
+  readonly open: Array<Observing | Begun> = []
+  readonly later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
+  readonly completed: Array<boolean> = []
+  readonly fast: boolean
+  readonly clock: Clock.Clock
+  // The fiber's effect-reporting slot, switched around an Effect handler on
+  // the lean path (a fiber without its own slot takes the full path).
+  readonly slot: InvocationSlot | undefined
+  readonly lean: boolean
+
+  constructor(
+    readonly observers: ReadonlyArray<Participant<AnyAround>>,
+    readonly detach: Detach,
+    readonly specOf: SpecOf,
+    readonly call: Call,
+    readonly recorder: RequestRecorder,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>
+  ) {
+    this.fast = !collects(fiber)
+    this.clock = clockOf(fiber)
+    this.slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
+    this.lean = this.fast && this.slot !== sharedSlot
+  }
+
+  observed(i: number, observing: Observing | undefined): void {
+    if (observing !== undefined) this.open.push(observing)
+    else this.completed[i] = false
+  }
+
+  /** An Effect observer's begin on the lean path: its effect and one continuation. */
+  leanBegin(participant: Participant<AnyAround>, i: number): Effect.Effect<Observing | undefined> {
+    const call = this.call
+    const spec = this.specOf(participant, i, call, this.recorder)
+    const run = openRunNow(spec, this.clock)
+    return attemptLean(run, this.slot, () => participant.handler(call), (ended) => settleBegin(run, spec, ended))
+  }
+
+  /** Begins the observers from `start`. */
+  begins(start: number): Effect.Effect<void> {
+    const { call, clock, completed, observers, recorder, specOf } = this
+    for (let i = start; i < observers.length; i++) {
+      const participant = observers[i]!
+      const reason = skipReason(participant, completed)
+      if (reason !== undefined) {
+        completed[i] = false
+        return Effect.zipRight(
+          recordSkipped(specOf(participant, i, call, recorder), reason),
+          Effect.suspend(() => this.begins(i + 1))
+        )
       }
-      // The fiber's effect-reporting slot, switched around an Effect handler on
-      // the lean path (a fiber without its own slot takes the full path).
-      const slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
-      const lean = fast && slot !== sharedSlot
-      /** An Effect observer's begin on the lean path: its effect and one continuation. */
-      const leanBegin = (participant: Participant<AnyAround>, i: number): Effect.Effect<Observing | undefined> => {
-        const spec = specOf(participant, i, call, recorder)
-        const run = openRunNow(spec, clock)
-        return attemptLean(run, slot, () => participant.handler(call), (ended) => settleBegin(run, spec, ended))
+      completed[i] = true
+      if (isDetached(participant.execution)) {
+        this.later.push([participant, specOf(participant, i, call, recorder)])
+        continue
       }
-      const begins = (start: number): Effect.Effect<void> => {
-        for (let i = start; i < observers.length; i++) {
-          const participant = observers[i]!
-          const reason = skipReason(participant, completed)
-          if (reason !== undefined) {
-            completed[i] = false
-            return Effect.zipRight(
-              recordSkipped(specOf(participant, i, call, recorder), reason),
-              Effect.suspend(() => begins(i + 1))
-            )
-          }
-          completed[i] = true
-          if (isDetached(participant.execution)) {
-            later.push([participant, specOf(participant, i, call, recorder)])
-            continue
-          }
-          const plain = participant.plain
-          if (plain === undefined && lean && participant.execution._tag === "Blocking") {
-            return Effect.flatMap(leanBegin(participant, i), (observing) => {
-              observed(i)(observing)
-              return begins(i + 1)
-            })
-          }
-          if (!fast || plain === undefined || participant.execution._tag !== "Blocking") {
-            const spec = specOf(participant, i, call, recorder)
-            return Effect.zipRight(Effect.map(begin(participant, spec, call), observed(i)), Effect.suspend(() => begins(i + 1)))
-          }
-          const recording = recorder.enabled
-          const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
-          const t0 = recording ? elapsedMillis(clock) : 0
-          let ended: Attempt
-          try {
-            ended = { _tag: "Value", value: plain(call) }
-          } catch (defect) {
-            ended = { _tag: "Panic", cause: Cause.die(defect) }
-          }
-          if (ended._tag === "Value" && ended.value === undefined) {
-            // With recording off there is nothing to record at the end.
-            if (recording) open.push({ participant, sequence: i, startedAt, t0 })
-            continue
-          }
-          const spec = specOf(participant, i, call, recorder)
-          const run = openRunNow(spec, clock)
-          return Effect.zipRight(Effect.map(settleBegin(run, spec, ended), observed(i)), Effect.suspend(() => begins(i + 1)))
-        }
-        return Effect.void
-      }
-      const ends = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
-        Effect.suspend(() => {
-          // What finish callbacks get: built only if one needs it.
-          let ended: Result | undefined
-          const resultOf = (): Result => {
-            if (ended !== undefined) return ended
-            const endedAt = clock.unsafeCurrentTimeMillis()
-            const error = errorOf(exit)
-            ended = error === undefined
-              ? { outcome: outcomeOf(exit), endedAt }
-              : { outcome: outcomeOf(exit), endedAt, error }
-            return ended
-          }
-          // Last begun, first ended. Observers without a finish callback end
-          // at once, until one has a callback: from there on, in order.
-          const pending: Array<Effect.Effect<void>> = []
-          for (let i = open.length - 1; i >= 0; i--) {
-            const observing = open[i]!
-            if ("participant" in observing) {
-              const entry = completedOperationEntry(
-                observing.participant,
-                observing.sequence,
-                call,
-                observing.startedAt,
-                elapsedMillis(clock) - observing.t0
-              )
-              if (pending.length > 0) pending.push(Effect.suspend(() => recorder.appendNow(entry)))
-              else {
-                const rest = recorder.appendNow(entry)
-                if (rest !== Effect.void) pending.push(rest)
-              }
-            } else if (pending.length === 0 && observing.finish === undefined) {
-              const rest = observing.run.finishNow({ status: "completed" }, Exit.void)
-              if (rest !== Effect.void) pending.push(rest)
-            } else {
-              pending.push(end(observing, resultOf()))
-            }
-          }
-          for (const [participant, spec] of later) pending.push(observeDetached(participant, spec, call, resultOf()))
-          return pending.length === 0 ? Effect.void : Effect.all(pending, { discard: true })
+      const plain = participant.plain
+      if (plain === undefined && this.lean && participant.execution._tag === "Blocking") {
+        return Effect.flatMap(this.leanBegin(participant, i), (observing) => {
+          this.observed(i, observing)
+          return this.begins(i + 1)
         })
-      // A begin that panics still ends the observers begun before it (C13).
-      return Effect.as(Effect.onError(begins(0), (cause) => ends(Exit.failCause(cause))), ends)
-    })
+      }
+      if (!this.fast || plain === undefined || participant.execution._tag !== "Blocking") {
+        const spec = specOf(participant, i, call, recorder)
+        return Effect.zipRight(
+          Effect.map(begin(participant, spec, call), (observing) => this.observed(i, observing)),
+          Effect.suspend(() => this.begins(i + 1))
+        )
+      }
+      const recording = recorder.enabled
+      const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
+      const t0 = recording ? elapsedMillis(clock) : 0
+      let ended: Attempt
+      try {
+        ended = { _tag: "Value", value: plain(call) }
+      } catch (defect) {
+        ended = { _tag: "Panic", cause: Cause.die(defect) }
+      }
+      if (ended._tag === "Value" && ended.value === undefined) {
+        // With recording off there is nothing to record at the end.
+        if (recording) this.open.push({ participant, sequence: i, startedAt, t0 })
+        continue
+      }
+      const spec = specOf(participant, i, call, recorder)
+      const run = openRunNow(spec, clock)
+      return Effect.zipRight(
+        Effect.map(settleBegin(run, spec, ended), (observing) => this.observed(i, observing)),
+        Effect.suspend(() => this.begins(i + 1))
+      )
+    }
+    return Effect.void
+  }
+
+  /** Ends the begun observers with the run's exit. */
+  ends(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
+    return Effect.suspend(() => this.endsNow(exit))
+  }
+
+  endsNow(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
+    const { call, clock, open, recorder } = this
+    // What finish callbacks get: built only if one needs it.
+    let ended: Result | undefined
+    const resultOf = (): Result => {
+      if (ended !== undefined) return ended
+      const endedAt = clock.unsafeCurrentTimeMillis()
+      const error = errorOf(exit)
+      ended = error === undefined
+        ? { outcome: outcomeOf(exit), endedAt }
+        : { outcome: outcomeOf(exit), endedAt, error }
+      return ended
+    }
+    // Last begun, first ended. Observers without a finish callback end
+    // at once, until one has a callback: from there on, in order.
+    const pending: Array<Effect.Effect<void>> = []
+    for (let i = open.length - 1; i >= 0; i--) {
+      const observing = open[i]!
+      if ("participant" in observing) {
+        const entry = completedOperationEntry(
+          observing.participant,
+          observing.sequence,
+          call,
+          observing.startedAt,
+          elapsedMillis(clock) - observing.t0
+        )
+        if (pending.length > 0) pending.push(Effect.suspend(() => recorder.appendNow(entry)))
+        else {
+          const rest = recorder.appendNow(entry)
+          if (rest !== Effect.void) pending.push(rest)
+        }
+      } else if (pending.length === 0 && observing.finish === undefined) {
+        const rest = observing.run.finishNow({ status: "completed" }, Exit.void)
+        if (rest !== Effect.void) pending.push(rest)
+      } else {
+        pending.push(end(observing, resultOf()))
+      }
+    }
+    for (const [participant, spec] of this.later) {
+      pending.push(observeDetached(this.detach, participant, spec, call, resultOf()))
+    }
+    return pending.length === 0 ? Effect.void : Effect.all(pending, { discard: true })
+  }
 }

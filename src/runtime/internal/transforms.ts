@@ -6,7 +6,7 @@
  * default (the operation stops with `HookFailed`), or fails open and the
  * chain goes on with the value it was given.
  */
-import { Cause, Effect, Exit } from "effect"
+import { Cause, type Clock, Effect, Exit, type Fiber } from "effect"
 import type { HookDecision } from "../../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import * as Json from "../../domain/Json.js"
@@ -14,7 +14,7 @@ import type { Call } from "../../domain/Operation.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
 import { allows, rewriteCapability } from "../Capability.js"
 import type { TransformValues } from "../OperationHooks.js"
-import { currentInvocation, sharedSlot } from "../HookEffects.js"
+import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
@@ -120,150 +120,194 @@ export const makeTransform = (
 ): Effect.Effect<TransformValues[P], HookFailed> => {
   const chain = participants.transform(point)
   if (chain.length === 0) return Effect.succeed(value)
-  return Effect.withFiberRuntime((fiber) => {
-    let current = value
-    // Whether the chain's first value has the point's shape (values a hook
-    // returned were checked as they came); checked once, when first needed.
-    let firstValid: boolean | undefined
-    const inputValid = (): boolean => current !== value || (firstValid ??= validValue(point, value) === undefined)
-    const completed: Array<boolean> = []
-    const fast = !collects(fiber)
-    const clock = clockOf(fiber)
+  return Effect.withFiberRuntime((fiber) => new TransformChain(point, chain, specOf, call, value, recorder, fiber).loop(0))
+}
 
-    /** A refused or failed run: recorded, then the chain goes on (fail open) or stops (fail closed). */
-    const failed = (
-      i: number,
-      spec: OperationRunSpec,
-      run: Run,
-      status: "failed" | "timed_out",
-      error: string,
-      why: HookFailed["reason"],
-      decisionReason: HookDecision["reason"],
-      cause?: unknown,
-      exit: Exit.Exit<unknown, unknown> = Exit.void
-    ): Effect.Effect<TransformValues[P], HookFailed> => {
-      const participant = chain[i]!
-      completed[i] = false
-      const decision: HookDecision = participant.failure === "fail_open"
-        ? { policy: "fail_open", action: "continue", reason: decisionReason }
-        : { policy: "fail_closed", action: "terminate", reason: decisionReason }
-      const recorded = run.finish({ status, error, decision }, exit)
-      return participant.failure === "fail_open"
-        ? Effect.zipRight(recorded, next(i + 1))
-        : Effect.zipRight(recorded, Effect.fail(failedClosed(spec, { reason: why, error, cause })))
-    }
+/**
+ * One chaining of a point's transforms over a value. Its steps are methods
+ * (one function each for the process's life), not closures made per chain:
+ * a closure made per call loses its optimized code whenever a full GC finds
+ * none alive, and this is the hottest code of a request with many hooks.
+ */
+class TransformChain<P extends TransformPoint> {
+  current: TransformValues[P]
+  // Whether the chain's first value has the point's shape (values a hook
+  // returned were checked as they came); checked once, when first needed.
+  firstValid: boolean | undefined = undefined
+  readonly completed: Array<boolean> = []
+  readonly fast: boolean
+  readonly clock: Clock.Clock
+  // The fiber's effect-reporting slot, switched around an Effect handler on
+  // the lean path (a fiber without its own slot takes the full path).
+  readonly slot: InvocationSlot | undefined
+  readonly lean: boolean
 
-    /** How run `i` ended; the chain's continuation. */
-    const settle = (
-      i: number,
-      spec: OperationRunSpec,
-      run: Run,
-      input: TransformValues[P],
-      ended: Attempt
-    ): Effect.Effect<TransformValues[P], HookFailed> => {
-      switch (ended._tag) {
-        case "Value": {
-          const judged = judge(point, chain[i]!, input, ended.value)
-          if (judged._tag === "Refused") return failed(i, spec, run, "failed", judged.error, judged.why, judged.reason)
-          completed[i] = true
-          current = judged.value
-          // Recorded now; the chain goes on at once unless the write must wait.
-          const rest = run.finishNow(
-            judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" },
-            Exit.void
-          )
-          return rest === Effect.void ? loop(i + 1) : Effect.zipRight(rest, next(i + 1))
-        }
-        case "WrongShape":
-          return failed(i, spec, run, "failed", "hook handler did not return an Effect", "wrong_shape", "hook_error")
-        case "TimedOut":
-          return failed(i, spec, run, "timed_out", ended.error, "timed_out", "timed_out")
-        case "Failed":
-          return failed(i, spec, run, "failed", failureText(ended.error), "hook_failed", "hook_error", ended.error, Exit.failCause(ended.cause))
-        case "Panic":
-          return propagatePanic(run, chain[i]!.failure, ended.cause)
-        case "Interrupted":
-          return propagateInterruption(run)
+  constructor(
+    readonly point: P,
+    readonly chain: ReadonlyArray<Participant<AnyTransform>>,
+    readonly specOf: SpecOf,
+    readonly call: Call,
+    readonly value: TransformValues[P],
+    readonly recorder: RequestRecorder,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>
+  ) {
+    this.current = value
+    this.fast = !collects(fiber)
+    this.clock = clockOf(fiber)
+    this.slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
+    this.lean = this.fast && this.slot !== sharedSlot
+  }
+
+  inputValid(): boolean {
+    return this.current !== this.value || (this.firstValid ??= validValue(this.point, this.value) === undefined)
+  }
+
+  /** A refused or failed run: recorded, then the chain goes on (fail open) or stops (fail closed). */
+  failed(
+    i: number,
+    spec: OperationRunSpec,
+    run: Run,
+    status: "failed" | "timed_out",
+    error: string,
+    why: HookFailed["reason"],
+    decisionReason: HookDecision["reason"],
+    cause?: unknown,
+    exit: Exit.Exit<unknown, unknown> = Exit.void
+  ): Effect.Effect<TransformValues[P], HookFailed> {
+    const participant = this.chain[i]!
+    this.completed[i] = false
+    const decision: HookDecision = participant.failure === "fail_open"
+      ? { policy: "fail_open", action: "continue", reason: decisionReason }
+      : { policy: "fail_closed", action: "terminate", reason: decisionReason }
+    const recorded = run.finish({ status, error, decision }, exit)
+    return participant.failure === "fail_open"
+      ? Effect.zipRight(recorded, this.next(i + 1))
+      : Effect.zipRight(recorded, Effect.fail(failedClosed(spec, { reason: why, error, cause })))
+  }
+
+  /** How run `i` ended; the chain's continuation. */
+  settle(
+    i: number,
+    spec: OperationRunSpec,
+    run: Run,
+    input: TransformValues[P],
+    ended: Attempt
+  ): Effect.Effect<TransformValues[P], HookFailed> {
+    switch (ended._tag) {
+      case "Value": {
+        const judged = judge(this.point, this.chain[i]!, input, ended.value)
+        if (judged._tag === "Refused") return this.failed(i, spec, run, "failed", judged.error, judged.why, judged.reason)
+        this.completed[i] = true
+        this.current = judged.value
+        // Recorded now; the chain goes on at once unless the write must wait.
+        const rest = run.finishNow(
+          judged.changed ? { status: "completed", contribution: judged.value } : { status: "completed" },
+          Exit.void
+        )
+        return rest === Effect.void ? this.loop(i + 1) : Effect.zipRight(rest, this.next(i + 1))
       }
+      case "WrongShape":
+        return this.failed(i, spec, run, "failed", "hook handler did not return an Effect", "wrong_shape", "hook_error")
+      case "TimedOut":
+        return this.failed(i, spec, run, "timed_out", ended.error, "timed_out", "timed_out")
+      case "Failed":
+        return this.failed(
+          i,
+          spec,
+          run,
+          "failed",
+          failureText(ended.error),
+          "hook_failed",
+          "hook_error",
+          ended.error,
+          Exit.failCause(ended.cause)
+        )
+      case "Panic":
+        return propagatePanic(run, this.chain[i]!.failure, ended.cause)
+      case "Interrupted":
+        return propagateInterruption(run)
     }
+  }
 
-    /** Run `i` on the Effect path. */
-    const step = (i: number): Effect.Effect<TransformValues[P], HookFailed> => {
+  /** Run `i` on the Effect path. */
+  step(i: number): Effect.Effect<TransformValues[P], HookFailed> {
+    const participant = this.chain[i]!
+    const spec = this.specOf(participant, i, this.call, this.recorder)
+    const skip = skipped(participant, this.chain, this.completed, spec, dependencyFailed)
+    if (skip !== undefined) return Effect.zipRight(skip, this.next(i + 1))
+    const input = this.current
+    const call = this.call
+    return Effect.flatMap(openRun(spec), (run) =>
+      Effect.flatMap(attempt(spec, run, () => participant.handler(call, input)), (ended) =>
+        this.settle(i, spec, run, input, ended)))
+  }
+
+  /**
+   * Run `i` on the lean Effect path: the handler's effect and one
+   * continuation — no span, no run effect, no deadline (blocking only).
+   */
+  leanStep(i: number, participant: Participant<AnyTransform>): Effect.Effect<TransformValues[P], HookFailed> {
+    const input = this.current
+    const call = this.call
+    const spec = this.specOf(participant, i, call, this.recorder)
+    const run = openRunNow(spec, this.clock)
+    return attemptLean(
+      run,
+      this.slot,
+      () => participant.handler(call, input),
+      (ended) => this.settle(i, spec, run, input, ended)
+    )
+  }
+
+  /** Runs from `start`: synchronous handlers in a loop, the rest on the Effect path. */
+  loop(start: number): Effect.Effect<TransformValues[P], HookFailed> {
+    const { call, chain, clock, completed, fast, lean, point, recorder } = this
+    let i = start
+    while (i < chain.length) {
       const participant = chain[i]!
-      const spec = specOf(participant, i, call, recorder)
-      const skip = skipped(participant, chain, completed, spec, dependencyFailed)
-      if (skip !== undefined) return Effect.zipRight(skip, next(i + 1))
-      const input = current
-      return Effect.flatMap(openRun(spec), (run) =>
-        Effect.flatMap(attempt(spec, run, () => participant.handler(call, input)), (ended) =>
-          settle(i, spec, run, input, ended)))
-    }
-
-    // The fiber's effect-reporting slot, switched around an Effect handler on
-    // the lean path (a fiber without its own slot takes the full path).
-    const slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
-    const lean = fast && slot !== sharedSlot
-
-    /**
-     * Run `i` on the lean Effect path: the handler's effect and one
-     * continuation — no span, no run effect, no deadline (blocking only).
-     */
-    const leanStep = (i: number, participant: Participant<AnyTransform>): Effect.Effect<TransformValues[P], HookFailed> => {
-      const input = current
-      const spec = specOf(participant, i, call, recorder)
-      const run = openRunNow(spec, clock)
-      return attemptLean(run, slot, () => participant.handler(call, input), (ended) => settle(i, spec, run, input, ended))
-    }
-
-    /** Runs from `i`: synchronous handlers in a loop, the rest on the Effect path. */
-    const loop = (start: number): Effect.Effect<TransformValues[P], HookFailed> => {
-      let i = start
-      while (i < chain.length) {
-        const participant = chain[i]!
-        const plain = participant.plain
-        if (plain === undefined && lean && participant.execution._tag === "Blocking") {
-          if (skipReason(participant, completed) !== undefined) return step(i)
-          return leanStep(i, participant)
-        }
-        if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return step(i)
-        if (skipReason(participant, completed) !== undefined) return step(i)
-        const input = current
-        // Timings are for the record: none read with recording off.
-        const recording = recorder.enabled
-        const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
-        const t0 = recording ? elapsedMillis(clock) : 0
-        let value: unknown
-        try {
-          value = plain(call, input)
-        } catch (defect) {
-          // Rare: a panic, recorded through a full run.
-          const spec = specOf(participant, i, call, recorder)
-          return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Panic", cause: Cause.die(defect) })
-        }
-        // The value handed back as it was (the common pass-through): nothing
-        // to judge, once the chain's first value passed the point's check.
-        let contribution: TransformValues[P] | undefined
-        if (value !== input || !inputValid()) {
-          const judged = judge(point, participant, input, value)
-          if (judged._tag === "Refused") {
-            const spec = specOf(participant, i, call, recorder)
-            return settle(i, spec, openRunNow(spec, clock), input, { _tag: "Value", value })
-          }
-          current = judged.value
-          if (judged.changed) contribution = judged.value
-        }
-        completed[i] = true
-        const rest = recording
-          ? recorder.appendNow(completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, contribution))
-          : Effect.void
-        i++
-        if (rest !== Effect.void) return Effect.zipRight(rest, next(i))
+      const plain = participant.plain
+      if (plain === undefined && lean && participant.execution._tag === "Blocking") {
+        if (skipReason(participant, completed) !== undefined) return this.step(i)
+        return this.leanStep(i, participant)
       }
-      return Effect.succeed(current)
+      if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return this.step(i)
+      if (skipReason(participant, completed) !== undefined) return this.step(i)
+      const input = this.current
+      // Timings are for the record: none read with recording off.
+      const recording = recorder.enabled
+      const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
+      const t0 = recording ? elapsedMillis(clock) : 0
+      let value: unknown
+      try {
+        value = plain(call, input)
+      } catch (defect) {
+        // Rare: a panic, recorded through a full run.
+        const spec = this.specOf(participant, i, call, recorder)
+        return this.settle(i, spec, openRunNow(spec, clock), input, { _tag: "Panic", cause: Cause.die(defect) })
+      }
+      // The value handed back as it was (the common pass-through): nothing
+      // to judge, once the chain's first value passed the point's check.
+      let contribution: TransformValues[P] | undefined
+      if (value !== input || !this.inputValid()) {
+        const judged = judge(point, participant, input, value)
+        if (judged._tag === "Refused") {
+          const spec = this.specOf(participant, i, call, recorder)
+          return this.settle(i, spec, openRunNow(spec, clock), input, { _tag: "Value", value })
+        }
+        this.current = judged.value
+        if (judged.changed) contribution = judged.value
+      }
+      completed[i] = true
+      const rest = recording
+        ? recorder.appendNow(completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, contribution))
+        : Effect.void
+      i++
+      if (rest !== Effect.void) return Effect.zipRight(rest, this.next(i))
     }
-    const next = (i: number): Effect.Effect<TransformValues[P], HookFailed> =>
-      i === chain.length ? Effect.sync(() => current) : Effect.suspend(() => loop(i))
+    return Effect.succeed(this.current)
+  }
 
-    return loop(0)
-  })
+  next(i: number): Effect.Effect<TransformValues[P], HookFailed> {
+    return i === this.chain.length ? Effect.sync(() => this.current) : Effect.suspend(() => this.loop(i))
+  }
 }
