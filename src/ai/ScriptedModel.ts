@@ -106,6 +106,8 @@ const planText = (value: unknown): string | AiError.AiError => {
   }
 }
 
+const textParts = (text: string): Array<Response.PartEncoded> => [{ type: "text", text }, FINISH]
+
 /**
  * Builds a scripted model.
  *
@@ -163,17 +165,18 @@ export const make = (script: Script): Effect.Effect<Handle> =>
       return typeof text === "string" ? Effect.succeed(text) : Effect.fail(text)
     }
 
+    // Built once per model; a call's own closure stays tiny.
+    const generate = (
+      options: LanguageModel.ProviderOptions
+    ): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> => {
+      const prompt = promptText(options.prompt)
+      const isPlan = options.responseFormat.type === "json"
+      prompts.push({ kind: isPlan ? "plan" : "text", prompt })
+      return Effect.map(isPlan ? plan(prompt) : synthesis(prompt, "generateText"), textParts)
+    }
+
     const provider = yield* ModelProvider.make({
-      generateText: (options) =>
-        Effect.suspend(() => {
-          const prompt = promptText(options.prompt)
-          const isPlan = options.responseFormat.type === "json"
-          prompts.push({ kind: isPlan ? "plan" : "text", prompt })
-          return Effect.map(isPlan ? plan(prompt) : synthesis(prompt, "generateText"), (text): Array<Response.PartEncoded> => [
-            { type: "text", text },
-            FINISH
-          ])
-        }),
+      generateText: (options) => Effect.suspend(() => generate(options)),
       streamText: (options) =>
         Stream.unwrap(Effect.suspend(() => {
           const prompt = promptText(options.prompt)

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Tool } from "@effect/ai"
-import { Cause, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Option, type ParseResult, Schema } from "effect"
 import { isJson, type Json, type JsonObject } from "../domain/Json.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
@@ -116,30 +116,27 @@ export const entry = <T extends Tool.Any, R = never>(options: {
   const decode = Schema.decodeUnknown(tool.parametersSchema as Schema.Schema<unknown, unknown>)
   const encodeSuccess = Schema.encodeUnknown(tool.successSchema as Schema.Schema<unknown, unknown>)
   const handler = options.handler as (parameters: unknown) => Effect.Effect<unknown, unknown, R>
+  // The steps of a call are built once per tool (a closure made per call
+  // would lose its optimized code at every full GC that finds none alive).
+  const runHandler = (decoded: unknown) =>
+    Effect.catchAllDefect(Effect.mapError(Effect.suspend(() => handler(decoded)), toolFailed), toolDefect)
+  const encodeResult = (result: unknown) => Effect.mapError(Effect.map(encodeSuccess(result), toJson), invalidResult)
   return {
     namespace: options.namespace,
     agent: options.agent,
     tool,
     timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
     call: (parameters) =>
-      decode(parameters).pipe(
-        Effect.mapError((e) => new ToolCallFailure({ reason: "invalid_parameters", detail: e.message })),
-        Effect.flatMap((decoded) =>
-          Effect.catchAllDefect(
-            Effect.mapError(Effect.suspend(() => handler(decoded)), (e) => new ToolCallFailure({ reason: "tool_failed", detail: describe(e) })),
-            (defect) =>
-              Effect.fail(new ToolCallFailure({ reason: "tool_defect", detail: describe(Cause.squash(Cause.die(defect))) }))
-          )
-        ),
-        Effect.flatMap((result) =>
-          encodeSuccess(result).pipe(
-            Effect.map(toJson),
-            Effect.mapError((e) => new ToolCallFailure({ reason: "invalid_result", detail: e.message }))
-          )
-        )
-      )
+      Effect.flatMap(Effect.flatMap(Effect.mapError(decode(parameters), invalidParameters), runHandler), encodeResult)
   }
 }
+
+const invalidParameters = (e: ParseResult.ParseError) =>
+  new ToolCallFailure({ reason: "invalid_parameters", detail: e.message })
+const toolFailed = (e: unknown) => new ToolCallFailure({ reason: "tool_failed", detail: describe(e) })
+const toolDefect = (defect: unknown) =>
+  Effect.fail(new ToolCallFailure({ reason: "tool_defect", detail: describe(Cause.squash(Cause.die(defect))) }))
+const invalidResult = (e: ParseResult.ParseError) => new ToolCallFailure({ reason: "invalid_result", detail: e.message })
 
 const keyOf = (namespace: string, agent: string, capability: string) => `${namespace}\u0000${agent}\u0000${capability}`
 

@@ -10,6 +10,7 @@
 import { type AiError, IdGenerator, type LanguageModel, type Response } from "@effect/ai"
 import {
   Cause,
+  type Clock,
   Context,
   Duration,
   Effect,
@@ -162,12 +163,33 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   /** One attempt, bounded by the model timeout, recorded when it ended. */
   const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
     withDeadline(client.generate(prompt, format), policy.timeout, timedOut, (caller) => {
-      const clock = clockOf(caller)
-      const startedAt = clock.unsafeCurrentTimeMillis()
-      const mark = elapsedMillis(clock)
-      return (exit: Exit.Exit<ModelResponse, ModelFailure>) =>
-        ended(info, client, n, prompt, false, startedAt, elapsedMillis(clock) - mark, endedOf(exit))
+      const attempt = new GenerateAttempt(info, client, prompt, n, clockOf(caller))
+      return (exit: Exit.Exit<ModelResponse, ModelFailure>) => attempt.end(exit)
     }, client.services)
+
+  /**
+   * A buffered attempt being timed. A class (its `end` one function for the
+   * process's life), not a closure made per call: those lose their
+   * optimized code at every full GC that finds none alive.
+   */
+  class GenerateAttempt {
+    readonly startedAt: number
+    readonly mark: number
+    constructor(
+      readonly info: CallInfo,
+      readonly client: ModelClient,
+      readonly prompt: string,
+      readonly n: number,
+      readonly clock: Clock.Clock
+    ) {
+      this.startedAt = clock.unsafeCurrentTimeMillis()
+      this.mark = elapsedMillis(clock)
+    }
+    end(exit: Exit.Exit<ModelResponse, ModelFailure>): Effect.Effect<void> {
+      const durationMs = elapsedMillis(this.clock) - this.mark
+      return ended(this.info, this.client, this.n, this.prompt, false, this.startedAt, durationMs, endedOf(exit))
+    }
+  }
 
   const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
     Exit.isSuccess(exit)

@@ -20,11 +20,26 @@ const cyrb53 = (text: string): string => {
 }
 
 /** JSON text with object keys sorted, so equal values (`Json.equals`) have equal text. */
+// Plain loops, no callbacks: a closure made per call would lose its
+// optimized code at every full GC that finds none alive.
 const canonical = (value: unknown): string => {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? String(value)
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
-  const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`
+  if (Array.isArray(value)) {
+    let text = "["
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + canonical(value[i])
+    return text + "]"
+  }
+  const record = value as Record<string, unknown>
+  const keys = Object.keys(record).sort()
+  let text = "{"
+  let first = true
+  for (const key of keys) {
+    const item = record[key]
+    if (item === undefined) continue
+    text += (first ? "" : ",") + JSON.stringify(key) + ":" + canonical(item)
+    first = false
+  }
+  return text + "}"
 }
 
 /**
