@@ -24,6 +24,7 @@ import {
 import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/ModelCall.js"
 import { withDeadline } from "../../runtime/internal/deadline.js"
 import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
+import { keepLatest } from "../../runtime/internal/liveShapes.js"
 import { unsafeRecordTokenUsage } from "../../runtime/PipelineMetrics.js"
 import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
@@ -184,6 +185,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
     ) {
       this.startedAt = clock.unsafeCurrentTimeMillis()
       this.mark = elapsedMillis(clock)
+      keepLatest("modelAttempt", this)
     }
     end(exit: Exit.Exit<ModelResponse, ModelFailure>): Effect.Effect<void> {
       const durationMs = elapsedMillis(this.clock) - this.mark

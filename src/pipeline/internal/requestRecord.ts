@@ -22,6 +22,7 @@ import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { failureText } from "../../runtime/internal/run.js"
 import { spanned } from "../../runtime/internal/spans.js"
+import { keepLatest } from "../../runtime/internal/liveShapes.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 
@@ -137,7 +138,7 @@ export const makeBegin = (deps: BeginDeps): Begin => {
   const { leases, limits, operations, preparer, recording, store } = deps
   // Defined once per pipeline, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds no request in flight.
-  return Effect.fnUntraced(function*(input: unknown, mode: RecordMode) {
+  return Effect.fnUntraced(function* begin(input: unknown, mode: RecordMode) {
       const decoded = yield* PipelineRequest.decode(input, limits).pipe(
         Effect.tapError((refused) =>
           // An oversized request leaves no record (its content is not
@@ -149,6 +150,7 @@ export const makeBegin = (deps: BeginDeps): Begin => {
             : Effect.void
         )
       )
+      keepLatest("decodedRequest", decoded)
       const requestId = decoded.requestId ?? RequestId.make(newId())
       const clock = yield* Effect.clock
       const startedAt = clock.unsafeCurrentTimeMillis()
@@ -175,6 +177,7 @@ export const makeBegin = (deps: BeginDeps): Begin => {
       let unwritten: string | undefined
       if (recording) {
         const created = yield* Effect.either(store.create(initial))
+        keepLatest("either", created)
         if (Either.isRight(created) && created.right === "exists") {
           return yield* Effect.fail(
             new InvalidRequest({
@@ -208,7 +211,9 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         : RequestRecorder.disabled(initial)
       const scope = yield* Scope.make()
       const releaseLease = recording ? leases.hold(recorder) : undefined
-      return { context, recorder, startedAt, clockStart, scope, call, releaseLease } satisfies RequestState
+      const state: RequestState = { context, recorder, startedAt, clockStart, scope, call, releaseLease }
+      keepLatest("request", state)
+      return state
   })
 }
 

@@ -24,6 +24,7 @@ import * as RequestScope from "../../runtime/RequestScope.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { confidenceOf, type RequestState, TRUSTED } from "./requestRecord.js"
+import { keepLatest } from "../../runtime/internal/liveShapes.js"
 import { spanned } from "../../runtime/internal/spans.js"
 
 /** Where a request stands when synthesis would start. */
@@ -72,6 +73,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   // than once per invocation).
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     Effect.withFiberRuntime((fiber) => {
+      keepLatest("fiber", fiber)
       // Already inside this request's scope (the buffered path opens it once
       // around everything): nothing to set.
       if (fiber.getFiberRef(RequestScope.currentRequest)?.scope === state.scope) return effect

@@ -31,6 +31,7 @@ import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { type Detach, startDetached } from "./detached.js"
 import { collects } from "./spans.js"
+import { keepLatest } from "./liveShapes.js"
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
   if (Exit.isSuccess(exit)) return "completed"
@@ -183,6 +184,7 @@ class Observation {
     readonly recorder: RequestRecorder,
     fiber: Fiber.RuntimeFiber<unknown, unknown>
   ) {
+    keepLatest("observation", this)
     this.fast = !collects(fiber)
     this.clock = clockOf(fiber)
     this.slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined

@@ -28,6 +28,7 @@ import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { contributionHash } from "./hash.js"
 import { collects } from "./spans.js"
 import { clockOf, elapsedMillis } from "./timing.js"
+import { keepLatest } from "./liveShapes.js"
 
 /** A trace event added to the run's span before it ends. */
 export interface SpanEvent {
@@ -244,7 +245,11 @@ const makeRun = (
   clock: Clock.Clock,
   span: Tracer.Span | undefined,
   given: InvocationHandle | undefined
-): Run => new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation())
+): Run => {
+  const run = new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation())
+  keepLatest("hookRun", run)
+  return run
+}
 
 /**
  * Opens a run without a span, synchronously: the synchronous fast path,

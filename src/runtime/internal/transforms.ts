@@ -34,6 +34,7 @@ import { skipped } from "./skip.js"
 import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { collects } from "./spans.js"
+import { keepLatest } from "./liveShapes.js"
 
 /** Does a transform's value have the point's shape? */
 const validValue = (point: TransformPoint, value: unknown): string | undefined => {
@@ -152,6 +153,7 @@ class TransformChain<P extends TransformPoint> {
     fiber: Fiber.RuntimeFiber<unknown, unknown>
   ) {
     this.current = value
+    keepLatest("transformChain", this)
     this.fast = !collects(fiber)
     this.clock = clockOf(fiber)
     this.slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
