@@ -1,0 +1,65 @@
+/**
+ * The request path keeps the latest object of each per-request kind alive
+ * (runtime/internal/liveShapes.ts), so optimized code that embeds their
+ * hidden classes survives a full GC between bursts of requests. These tests
+ * pin that the kinds are kept as the request path makes them, and that
+ * only the latest is kept (what is retained stays bounded).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Hook } from "effect-agent-pipeline"
+import { keptNow } from "../../src/runtime/internal/liveShapes.js"
+import { makeHarness, plan, weatherStep } from "../support/Harness.js"
+
+const hooks = [
+  Hook.make({
+    name: "enrich",
+    beforePlanning: () => Effect.succeed({ enrichments: { note: "n" } })
+  }),
+  Hook.make({
+    name: "watch",
+    beforeInference: Hook.sync((_call, prompt: string) => prompt),
+    around: { toolExecution: Hook.sync(() => undefined) }
+  })
+]
+
+describe("live shapes", () => {
+  it.effect("a request leaves the latest object of each kind kept", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        hooks,
+        script: { plans: [plan([weatherStep("s1")])], synthesis: "done" }
+      })
+      const response = yield* h.pipeline.process({ request: "weather?" })
+      const kept = keptNow()
+      const request = kept.request as { readonly context: { readonly requestId: string } }
+      expect(request.context.requestId).toBe(response.response.requestId)
+      expect(kept.fiber).toBeDefined()
+      expect(kept.decodedRequest).toBeDefined()
+      expect(kept.either).toBeDefined()
+      expect(kept.transformChain).toBeDefined()
+      expect(kept.observation).toBeDefined()
+      expect(kept.modelAttempt).toBeDefined()
+      expect(kept.hookRun).toBeDefined()
+      expect(kept.generatorProtocol.next).toBeTypeOf("function")
+    }))
+
+  it.effect("only the latest request is kept", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({
+        hooks,
+        script: { plans: [plan([weatherStep("s1")]), plan([weatherStep("s1")])], synthesis: "done" }
+      })
+      const first = yield* h.pipeline.process({ request: "first" })
+      const afterFirst = keptNow()
+      const second = yield* h.pipeline.process({ request: "second" })
+      const afterSecond = keptNow()
+      const idOf = (kept: ReturnType<typeof keptNow>) =>
+        (kept.request as { readonly context: { readonly requestId: string } }).context.requestId
+      expect(idOf(afterFirst)).toBe(first.response.requestId)
+      expect(idOf(afterSecond)).toBe(second.response.requestId)
+      expect(afterSecond.transformChain).not.toBe(afterFirst.transformChain)
+      expect(afterSecond.observation).not.toBe(afterFirst.observation)
+      expect(afterSecond.modelAttempt).not.toBe(afterFirst.modelAttempt)
+    }))
+})
