@@ -23,20 +23,34 @@ export const completedOperationEntry = (
   duration: number,
   contribution?: unknown
 ): HookInvocation => {
-  const entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] } = {
-    name: participant.id,
-    stage: participant.point,
-    outcome: "succeeded",
-    status: "completed",
-    sequence,
-    startedAt,
-    duration,
-    effects: NO_EFFECTS
-  }
-  if (call.coordinates.phase !== undefined) entry.phase = call.coordinates.phase
-  entry.operation = call.operation
-  entry.callId = call.callId
-  if (call.coordinates.stepId !== undefined) entry.stepId = call.coordinates.stepId
+  // One literal per common shape, every field in the object itself: entries
+  // are kept with their record, and properties added after the literal would
+  // take a second (out-of-object) allocation each. Keys keep the order they
+  // always had.
+  const { phase, stepId } = call.coordinates
+  const name = participant.id
+  const stage = participant.point
+  const operation = call.operation
+  const callId = call.callId
+  const entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] } = phase === undefined
+    ? { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, operation, callId }
+    : stepId === undefined
+    ? { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, phase, operation, callId }
+    : {
+      name,
+      stage,
+      outcome: "succeeded",
+      status: "completed",
+      sequence,
+      startedAt,
+      duration,
+      effects: NO_EFFECTS,
+      phase,
+      operation,
+      callId,
+      stepId
+    }
+  if (phase === undefined && stepId !== undefined) entry.stepId = stepId
   if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
   return entry
 }
