@@ -40,6 +40,10 @@ describe("live shapes", () => {
       const request = kept.request as { readonly context: { readonly requestId: string } }
       expect(request.context.requestId).toBe(requestIdOf(response))
       expect(kept.fiber).toBeDefined()
+      expect(kept.fiberStatus).toBeDefined()
+      // The keeper fiber is parked, not done.
+      expect(kept.parked).toBeDefined()
+      expect(kept.parked?.unsafePoll()).toBeNull()
       expect(kept.decodedRequest).toBeDefined()
       expect(kept.either).toBeDefined()
       expect(kept.transformChain).toBeDefined()

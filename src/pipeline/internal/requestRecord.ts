@@ -22,7 +22,7 @@ import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { failureText } from "../../runtime/internal/run.js"
 import { spanned } from "../../runtime/internal/spans.js"
-import { keepLatest } from "../../runtime/internal/liveShapes.js"
+import { keepLatest, parkOnce } from "../../runtime/internal/liveShapes.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 
@@ -136,6 +136,7 @@ export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestS
 /** Builds {@link Begin} over its services. */
 export const makeBegin = (deps: BeginDeps): Begin => {
   const { leases, limits, operations, preparer, recording, store } = deps
+  parkOnce()
   // Defined once per pipeline, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds no request in flight.
   return Effect.fnUntraced(function* begin(input: unknown, mode: RecordMode) {

@@ -72,8 +72,9 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   // recording off, reporting is disabled — a no-op — once per stage rather
   // than once per invocation).
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.withFiberRuntime((fiber) => {
+    Effect.withFiberRuntime((fiber, status) => {
       keepLatest("fiber", fiber)
+      keepLatest("fiberStatus", status)
       // Already inside this request's scope (the buffered path opens it once
       // around everything): nothing to set.
       if (fiber.getFiberRef(RequestScope.currentRequest)?.scope === state.scope) return effect

@@ -21,6 +21,7 @@ interface Kept {
   decodedRequest: unknown
   either: unknown
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  fiberStatus: unknown
   transformChain: unknown
   observation: unknown
   modelAttempt: unknown
@@ -32,6 +33,7 @@ const kept: Kept = {
   decodedRequest: undefined,
   either: undefined,
   fiber: undefined,
+  fiberStatus: undefined,
   transformChain: undefined,
   observation: undefined,
   modelAttempt: undefined,
@@ -47,8 +49,23 @@ export const keepLatest = <K extends keyof Kept>(kind: K, value: Kept[K]): void 
 // iterator over a wrapped effect); one pair stays alive for the same reason.
 const generatorProtocol: Iterator<unknown> = Effect.void[Symbol.iterator]()
 
+// The fiber runtime's own per-step objects (a fiber, the marker it pushes on
+// entering an uninterruptible region) are kept by one fiber parked for the
+// process's life inside such a region. It waits on nothing the event loop
+// knows of, so it never keeps the process alive.
+let parked: Fiber.RuntimeFiber<never> | undefined
+
+/** Parks the keeper fiber, once per process (called when a pipeline is built). */
+export const parkOnce = (): void => {
+  parked ??= Effect.runFork(Effect.uninterruptible(Effect.zipRight(Effect.void, Effect.async<never>(() => {}))))
+}
+
 /** For tests: what is kept. */
-export const keptNow = (): Readonly<Kept> & { readonly generatorProtocol: Iterator<unknown> } => ({
+export const keptNow = (): Readonly<Kept> & {
+  readonly generatorProtocol: Iterator<unknown>
+  readonly parked: Fiber.RuntimeFiber<never> | undefined
+} => ({
   ...kept,
-  generatorProtocol
+  generatorProtocol,
+  parked
 })
