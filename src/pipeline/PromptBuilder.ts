@@ -126,9 +126,11 @@ const renderTools = (tools: ReadonlyArray<ToolDescriptor>): string =>
 const renderResults = (steps: ReadonlyArray<StepResult>): string =>
   `<step_results>\n${steps.map((s) => escapeContent(JSON.stringify(s))).join("\n")}\n</step_results>`
 
+// ASCII only: one character outside Latin-1 makes every prompt built from
+// this text a two-byte string (twice the memory, where a record keeps it).
 const PLANNING_INSTRUCTIONS = `<instructions>
 Plan the tool calls that answer the user request. Reply with one JSON object:
-{"steps":[{"step_id":"s1","namespace":"…","agent":"…","capability":"…","parameters":{…},"depends_on":[],"implicit_deps":[]}],"terminal":true}
+{"steps":[{"step_id":"s1","namespace":"...","agent":"...","capability":"...","parameters":{...},"depends_on":[],"implicit_deps":[]}],"terminal":true}
 Use only tools from the tools section. A parameter may reference another step's output as "{{steps.<step_id>.output}}";
 a same-phase reference needs depends_on, a reference to an earlier phase's step needs implicit_deps.
 Set "terminal": false only when you need to see these results before planning more steps.

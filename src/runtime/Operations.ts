@@ -36,6 +36,7 @@ import { makeTransform } from "./internal/transforms.js"
 import type { TransformValues } from "./OperationHooks.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 import type { Participant } from "./Subscription.js"
+import { flatText } from "./internal/flatText.js"
 
 /**
  * What a new run is about.
@@ -118,7 +119,7 @@ export interface OperationParticipants {
 export type { AnyAround, AnyGuard, AnyTransform } from "./internal/participants.js"
 
 let counter = 0
-const nextCallId = (operation: Operation): string => `${operation}-${(++counter).toString(36)}`
+const nextCallId = (operation: Operation): string => flatText(`${operation}-${(++counter).toString(36)}`)
 
 /**
  * The runtime's own frozen copy of a payload: hooks cannot change it, and

@@ -15,6 +15,7 @@ import { Cause, Effect } from "effect"
 import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
 import { mergeStoredEvidence, withRun } from "../domain/internal/recordMerge.js"
 import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
+import { flatText } from "./internal/flatText.js"
 
 /**
  * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,
@@ -231,7 +232,7 @@ export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRe
 class Recorder implements RequestRecorder, InvocationLog {
   readonly enabled = true
   // This recorder's identity in the records it writes (see `persistNow`).
-  private readonly writerId = globalThis.crypto.randomUUID()
+  private readonly writerId = flatText(globalThis.crypto.randomUUID())
   private seq = 0
   // Invocations are appended to a private array (O(1) per hook); a full
   // immutable snapshot is built only when someone reads or writes it.

@@ -25,6 +25,7 @@ import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/Model
 import { withDeadline } from "../../runtime/internal/deadline.js"
 import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
 import { keepLatest } from "../../runtime/internal/liveShapes.js"
+import { flatText } from "../../runtime/internal/flatText.js"
 import { unsafeRecordTokenUsage } from "../../runtime/PipelineMetrics.js"
 import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
@@ -153,7 +154,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       startedAt,
       durationMs,
       outcome: end.outcome,
-      ...(full ? { prompt } : {}),
+      ...(full ? { prompt: flatText(prompt) } : {}),
       ...(full && end.output !== undefined ? { output: end.output } : {}),
       ...(end.usage === undefined ? {} : { usage: end.usage }),
       ...(end.error === undefined ? {} : { error: end.error })

@@ -25,6 +25,7 @@ import { spanned } from "../../runtime/internal/spans.js"
 import { keepLatest, parkOnce } from "../../runtime/internal/liveShapes.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
+import { flatText } from "../../runtime/internal/flatText.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -45,7 +46,7 @@ export interface RequestState extends StageRequest {
 }
 
 /** A fresh id for a request or a checkpoint. */
-export const newId = (): string => globalThis.crypto.randomUUID()
+export const newId = (): string => flatText(globalThis.crypto.randomUUID())
 
 // Responses, events and checkpoints are built from already-validated data:
 // skip the constructor's re-validation on the hot path.

@@ -5,6 +5,7 @@
  * cyrb53 over the value's canonical JSON text: fast, 53 bits, not
  * cryptographic.
  */
+import { flatText } from "./flatText.js"
 
 const cyrb53 = (text: string): string => {
   let h1 = 0xdeadbeef
@@ -54,5 +55,5 @@ export const contributionHash = (contribution: unknown): string => {
   } catch {
     text = String(contribution)
   }
-  return `cyrb53:${cyrb53(text)}`
+  return flatText(`cyrb53:${cyrb53(text)}`)
 }
