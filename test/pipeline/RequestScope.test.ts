@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, type Exit, Fiber, Stream } from "effect"
+import { Cause, Deferred, Effect, type Exit, Fiber, FiberRef, Stream } from "effect"
 import { Approval, ExecutionStore, Hook, HookEffects, RequestScope } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, tradeStep } from "../support/Harness.js"
 
@@ -104,6 +104,28 @@ describe("request scope", () => {
       const streaming = yield* makeHarness({ hooks: [leaseHook(exits)], script })
       yield* Stream.runDrain(streaming.pipeline.stream({ request: "q" }))
       expect(exits).toEqual(["success", "success"])
+    }))
+
+  it.effect("is set only while a request runs: the caller's fiber gets its own values back after success and failure", () =>
+    Effect.gen(function*() {
+      const seen: Array<string | undefined> = []
+      const probe = Hook.make({
+        name: "probe",
+        beforePlanning: () =>
+          Effect.map(FiberRef.get(RequestScope.currentRequest), (request) => void seen.push(request?.requestId))
+      })
+      const deny = Hook.required({ name: "gov", afterPlanning: () => Effect.fail("denied") })
+      const ok = yield* makeHarness({ hooks: [probe], script })
+      const failing = yield* makeHarness({ hooks: [probe, deny], script: { plans: [plan([tradeStep("s1")])], synthesis: "x" } })
+      const slotBefore = yield* FiberRef.get(HookEffects.currentInvocation)
+      yield* ok.pipeline.process({ request: "q", requestId: "scope-set-ok" })
+      expect(yield* FiberRef.get(RequestScope.currentRequest)).toBeUndefined()
+      expect(yield* FiberRef.get(HookEffects.currentInvocation)).toBe(slotBefore)
+      yield* Effect.flip(failing.pipeline.process({ request: "q", requestId: "scope-set-fail" }))
+      expect(yield* FiberRef.get(RequestScope.currentRequest)).toBeUndefined()
+      expect(yield* FiberRef.get(HookEffects.currentInvocation)).toBe(slotBefore)
+      // Inside, the hooks saw their own request.
+      expect(seen).toEqual(["scope-set-ok", "scope-set-fail"])
     }))
 
   it.effect("outside a request a finalizer runs at once", () =>

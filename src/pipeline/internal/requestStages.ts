@@ -5,7 +5,7 @@
  * AfterExecution (C11); after it, the raw draft is recorded and
  * AfterSynthesis chains the final response (C12).
  */
-import { Effect, Option, type Scope } from "effect"
+import { Effect, FiberRef, Option, type Scope } from "effect"
 import type { PhaseRecord } from "../../domain/ExecutionRecord.js"
 import * as HookEffects from "../../runtime/HookEffects.js"
 import type { AfterExecution } from "../AfterExecution.js"
@@ -47,6 +47,13 @@ export interface RequestStagesDeps {
   readonly tools: ToolRegistry.ToolRegistry.Service
 }
 
+/** Sets the request scope and the effect-reporting slot of the running fiber. */
+const setScope = (
+  request: RequestScope.RequestHandle | undefined,
+  slot: HookEffects.InvocationSlot
+): Effect.Effect<void> =>
+  Effect.zipRight(FiberRef.set(RequestScope.currentRequest, request), FiberRef.set(HookEffects.currentInvocation, slot))
+
 const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
   phases,
   steps: phases.flatMap((p) => p.steps)
@@ -77,19 +84,28 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       keepLatest("fiberStatus", status)
       // Already inside this request's scope (the buffered path opens it once
       // around everything): nothing to set.
-      if (fiber.getFiberRef(RequestScope.currentRequest)?.scope === state.scope) return effect
-      const scoped = Effect.locally(
-        effect,
-        RequestScope.currentRequest,
-        {
-          scope: state.scope,
-          requestId: state.context.requestId,
-          recorder: state.recorder,
-          call: state.call,
-          operations
-        }
+      const previousRequest = fiber.getFiberRef(RequestScope.currentRequest)
+      if (previousRequest?.scope === state.scope) return effect
+      // `Effect.locally` twice, in one region: both values set on entry and
+      // put back on every exit (about a third of the interpreter steps of two
+      // nested `locally`, which each wrap an acquire/use/release).
+      const previousSlot = fiber.getFiberRef(HookEffects.currentInvocation)
+      return Effect.onExit(
+        Effect.zipRight(
+          setScope(
+            {
+              scope: state.scope,
+              requestId: state.context.requestId,
+              recorder: state.recorder,
+              call: state.call,
+              operations
+            },
+            HookEffects.slotFor(recording ? undefined : "disabled")
+          ),
+          effect
+        ),
+        () => setScope(previousRequest, previousSlot)
       )
-      return Effect.locally(scoped, HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
     })
 
   /**
