@@ -37,6 +37,7 @@ import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 import { type CallInfo, clientOf, makeCaller } from "./internal/modelCalls.js"
 import { DirectModel } from "./ModelProvider.js"
 import * as ModelPolicy from "./ModelPolicy.js"
+import { withFirst } from "../runtime/internal/withFirst.js"
 
 /**
  * One model call: its prompt and where it happens.
@@ -227,9 +228,12 @@ export const makeWith = (
           (response) => decodePlan(request, response.text, response.text, rejected)
         )
       }
-      return Effect.flatMap(call(request, "planning", false), (snapshot) =>
-        operations.run(snapshot, request.recorder, planObserved(request, snapshot, reask, rejected)))
+      return Effect.flatMap(call(request, "planning", false), withFirst(runPlanObserved, { request, reask, rejected }))
     }
+    const runPlanObserved = (
+      ask: { readonly request: InferenceRequest; readonly reask: number; readonly rejected: { value: boolean } },
+      snapshot: Call<"inference">
+    ) => operations.run(snapshot, ask.request.recorder, planObserved(ask.request, snapshot, ask.reask, ask.rejected))
 
     const plan: Inference.Service["plan"] = (request) => {
       const ask = (reask: number, prompt: string): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
@@ -259,9 +263,10 @@ export const makeWith = (
 
     const complete: Inference.Service["complete"] = (request) => {
       if (!operations.observes("inference")) return generateText(request, request.prompt)
-      return Effect.flatMap(call(request, "synthesis", false), (snapshot) =>
-        operations.run(snapshot, request.recorder, completeObserved(request, snapshot)))
+      return Effect.flatMap(call(request, "synthesis", false), withFirst(runCompleteObserved, request))
     }
+    const runCompleteObserved = (request: InferenceRequest, snapshot: Call<"inference">) =>
+      operations.run(snapshot, request.recorder, completeObserved(request, snapshot))
 
     const deltas = (request: InferenceRequest, prompt: string): Stream.Stream<string, SynthesisError> =>
       caller.stream(info(request, "synthesis"), prompt).pipe(Stream.mapError(synthesisFailure), joinSurrogates)

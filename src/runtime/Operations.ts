@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, type Scope } from "effect"
+import { Clock, Effect, type Exit, type Scope } from "effect"
 import { TransformPoint, transformOperation } from "../domain/HookPoint.js"
 import type { Call, CallRef, Coordinates, Operation, Payloads } from "../domain/Operation.js"
 import { operations } from "../domain/Operation.js"
@@ -37,6 +37,7 @@ import type { TransformValues } from "./OperationHooks.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 import type { Participant } from "./Subscription.js"
 import { flatText } from "./internal/flatText.js"
+import { withFirst } from "./internal/withFirst.js"
 
 /**
  * What a new run is about.
@@ -141,7 +142,13 @@ const snapshotOf = <A>(value: A): A => {
   return Object.freeze(copy) as A
 }
 
-/** A call's frozen snapshot (a module function: the closure made per call stays tiny). */
+/** A call's snapshot, once the clock is known. */
+const snapshotCall = <Op extends Operation>(
+  request: { readonly operation: Op; readonly init: CallInit<Op> },
+  clock: Clock.Clock
+): Effect.Effect<Call<Op>> => Effect.succeed(callOf(request.operation, request.init, clock))
+
+/** A call's frozen snapshot. */
 const callOf = <Op extends Operation>(operation: Op, init: CallInit<Op>, clock: Clock.Clock): Call<Op> =>
   Object.freeze({
     operation,
@@ -196,8 +203,14 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   ): Effect.Effect<A, E | HookDenied> => {
     if (!observed.has(call.operation)) return body
     if (participants.around(call.operation).length === 0) return guarded(call, recorder, body)
-    return Effect.flatMap(observe(call, recorder), (ends) => Effect.onExit(guarded(call, recorder, body), ends))
+    return Effect.flatMap(observe(call, recorder), withFirst(runObserved<A, E>, { call, recorder, body }))
   }
+
+  /** An observed run's body, once its observers began: `ends` ends them with its exit. */
+  const runObserved = <A, E>(
+    run: { readonly call: Call; readonly recorder: RequestRecorder; readonly body: Effect.Effect<A, E> },
+    ends: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
+  ): Effect.Effect<A, E | HookDenied> => Effect.onExit(guarded(run.call, run.recorder, run.body), ends)
 
   const runScoped = <Op extends Operation, A, E>(
     call: Call<Op>,
@@ -212,7 +225,7 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   return {
     active: observed.size > 0,
     observes: (operation) => observed.has(operation),
-    call: (operation, init) => Clock.clockWith((clock) => Effect.succeed(callOf(operation, init, clock))),
+    call: (operation, init) => Clock.clockWith(withFirst(snapshotCall, { operation, init })),
     run,
     runScoped,
     transform

@@ -16,6 +16,7 @@ import {
   Effect,
   ExecutionPlan,
   Exit,
+  type Fiber,
   Layer,
   Option,
   ParseResult,
@@ -31,6 +32,7 @@ import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
 import { unprovidedOf } from "./unprovided.js"
 import { type ModelFailure, type ModelPolicy, ModelTimeout, retryDelay, withRetries } from "../ModelPolicy.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 
 type Format = "text" | "plan"
 
@@ -164,10 +166,20 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
 
   /** One attempt, bounded by the model timeout, recorded when it ended. */
   const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
-    withDeadline(client.generate(prompt, format), policy.timeout, timedOut, (caller) => {
-      const attempt = new GenerateAttempt(info, client, prompt, n, clockOf(caller))
-      return (exit: Exit.Exit<ModelResponse, ModelFailure>) => attempt.end(exit)
-    }, client.services)
+    withDeadline(
+      client.generate(prompt, format),
+      policy.timeout,
+      timedOut,
+      withFirst(startAttempt, { info, client, prompt, n }),
+      client.services
+    )
+
+  /** Times an attempt from now; returns how to record it when it ended. */
+  const startAttempt = (
+    a: { readonly info: CallInfo; readonly client: ModelClient; readonly prompt: string; readonly n: number },
+    caller: Fiber.RuntimeFiber<unknown, unknown>
+  ) => withFirst(endAttempt, new GenerateAttempt(a.info, a.client, a.prompt, a.n, clockOf(caller)))
+  const endAttempt = (attempt: GenerateAttempt, exit: Exit.Exit<ModelResponse, ModelFailure>) => attempt.end(exit)
 
   /**
    * A buffered attempt being timed. A class (its `end` one function for the

@@ -35,6 +35,7 @@ import { clockOf, elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { collects } from "./spans.js"
 import { keepLatest } from "./liveShapes.js"
+import { withFirst } from "./withFirst.js"
 
 /** Does a transform's value have the point's shape? */
 const validValue = (point: TransformPoint, value: unknown): string | undefined => {
@@ -121,8 +122,22 @@ export const makeTransform = (
 ): Effect.Effect<TransformValues[P], HookFailed> => {
   const chain = participants.transform(point)
   if (chain.length === 0) return Effect.succeed(value)
-  return Effect.withFiberRuntime((fiber) => new TransformChain(point, chain, specOf, call, value, recorder, fiber).loop(0))
+  return Effect.withFiberRuntime(withFirst(startChain<P>, { point, chain, specOf, call, value, recorder }))
 }
+
+/** Runs a chain on the fiber that runs it. */
+const startChain = <P extends TransformPoint>(
+  args: {
+    readonly point: P
+    readonly chain: ReadonlyArray<Participant<AnyTransform>>
+    readonly specOf: SpecOf
+    readonly call: Call
+    readonly value: TransformValues[P]
+    readonly recorder: RequestRecorder
+  },
+  fiber: Fiber.RuntimeFiber<unknown, unknown>
+): Effect.Effect<TransformValues[P], HookFailed> =>
+  new TransformChain(args.point, args.chain, args.specOf, args.call, args.value, args.recorder, fiber).loop(0)
 
 /**
  * One chaining of a point's transforms over a value. Its steps are methods
