@@ -5,12 +5,11 @@
  * observes and cannot change the outcome: its failures fail open. A
  * detached observer begins and finishes after the run, in the pool.
  */
-import { Cause, type Clock, Effect, Exit, type Fiber } from "effect"
+import { Cause, Effect, Exit, type Fiber } from "effect"
 import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
 import { HookDenied } from "../../domain/PipelineError.js"
 import type { Finish } from "../OperationHooks.js"
 import { isDetached } from "../Policy.js"
-import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
@@ -27,11 +26,11 @@ import {
   type Run
 } from "./run.js"
 import { recordSkipped } from "./skip.js"
-import { clockOf, elapsedMillis } from "./timing.js"
+import { elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { type Detach, startDetached } from "./detached.js"
-import { collects } from "./spans.js"
 import { keepLatest } from "./liveShapes.js"
+import { OnFiber } from "./onFiber.js"
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
   if (Exit.isSuccess(exit)) return "completed"
@@ -165,16 +164,9 @@ export const makeObserve = (
  * process's life), not closures made per run: a closure made per call loses
  * its optimized code whenever a full GC finds none alive.
  */
-class Observation {
+class Observation extends OnFiber {
   readonly open: Array<Observing | Begun> = []
   readonly later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
-  readonly completed: Array<boolean> = []
-  readonly fast: boolean
-  readonly clock: Clock.Clock
-  // The fiber's effect-reporting slot, switched around an Effect handler on
-  // the lean path (a fiber without its own slot takes the full path).
-  readonly slot: InvocationSlot | undefined
-  readonly lean: boolean
 
   constructor(
     readonly observers: ReadonlyArray<Participant<AnyAround>>,
@@ -184,11 +176,8 @@ class Observation {
     readonly recorder: RequestRecorder,
     fiber: Fiber.RuntimeFiber<unknown, unknown>
   ) {
+    super(recorder, fiber)
     keepLatest("observation", this)
-    this.fast = !collects(fiber)
-    this.clock = clockOf(fiber)
-    this.slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
-    this.lean = this.fast && this.slot !== sharedSlot
   }
 
   observed(i: number, observing: Observing | undefined): void {

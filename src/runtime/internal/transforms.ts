@@ -6,7 +6,7 @@
  * default (the operation stops with `HookFailed`), or fails open and the
  * chain goes on with the value it was given.
  */
-import { Cause, type Clock, Effect, Exit, type Fiber } from "effect"
+import { Cause, Effect, Exit, type Fiber } from "effect"
 import type { HookDecision } from "../../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import * as Json from "../../domain/Json.js"
@@ -14,7 +14,6 @@ import type { Call } from "../../domain/Operation.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
 import { allows, rewriteCapability } from "../Capability.js"
 import type { TransformValues } from "../OperationHooks.js"
-import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
@@ -31,10 +30,10 @@ import {
   type Run
 } from "./run.js"
 import { skipped } from "./skip.js"
-import { clockOf, elapsedMillis } from "./timing.js"
+import { elapsedMillis } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
-import { collects } from "./spans.js"
 import { keepLatest } from "./liveShapes.js"
+import { OnFiber } from "./onFiber.js"
 import { withFirst } from "./withFirst.js"
 
 /** Does a transform's value have the point's shape? */
@@ -145,18 +144,11 @@ const startChain = <P extends TransformPoint>(
  * a closure made per call loses its optimized code whenever a full GC finds
  * none alive, and this is the hottest code of a request with many hooks.
  */
-class TransformChain<P extends TransformPoint> {
+class TransformChain<P extends TransformPoint> extends OnFiber {
   current: TransformValues[P]
   // Whether the chain's first value has the point's shape (values a hook
   // returned were checked as they came); checked once, when first needed.
   firstValid: boolean | undefined = undefined
-  readonly completed: Array<boolean> = []
-  readonly fast: boolean
-  readonly clock: Clock.Clock
-  // The fiber's effect-reporting slot, switched around an Effect handler on
-  // the lean path (a fiber without its own slot takes the full path).
-  readonly slot: InvocationSlot | undefined
-  readonly lean: boolean
 
   constructor(
     readonly point: P,
@@ -167,12 +159,9 @@ class TransformChain<P extends TransformPoint> {
     readonly recorder: RequestRecorder,
     fiber: Fiber.RuntimeFiber<unknown, unknown>
   ) {
+    super(recorder, fiber)
     this.current = value
     keepLatest("transformChain", this)
-    this.fast = !collects(fiber)
-    this.clock = clockOf(fiber)
-    this.slot = recorder.enabled ? fiber.getFiberRef(currentInvocation) : undefined
-    this.lean = this.fast && this.slot !== sharedSlot
   }
 
   inputValid(): boolean {
