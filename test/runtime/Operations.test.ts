@@ -432,3 +432,27 @@ describe("operations in workflow mode", () => {
       expect(dangling.map((s) => `${s.call.operation} → ${s.call.parent?.operation}`)).toEqual([])
     }))
 })
+
+describe("calls of runs nobody hooks", () => {
+  it.effect("seed 003: a hooked run's call is frozen with its own copies, and names an unhooked parent run by reference only", () =>
+    Effect.gen(function*() {
+      const seen: Array<Seen> = []
+      // Only inference is observed: the request and phase runs are unhooked.
+      const h = yield* makeHarness({
+        hooks: [Hook.make({ name: "o", around: { inference: observerOf("o", seen) } })],
+        script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
+      })
+      yield* h.pipeline.process({ request: "quote", requestId: "p-unhooked-parent" })
+      const inference = runsOf(seen, "inference")
+      expect(inference.map((s) => s.call.payload.purpose)).toEqual(["planning", "synthesis"])
+      for (const { call } of inference) {
+        expect([Object.isFrozen(call), Object.isFrozen(call.coordinates), Object.isFrozen(call.payload)]).toEqual([true, true, true])
+        expect(call.coordinates).toEqual({ requestId: "p-unhooked-parent", phase: call.payload.purpose === "planning" ? 1 : undefined })
+        // The parent (a phase run, or the request run) is a frozen reference: its operation and id, nothing else.
+        expect(Object.isFrozen(call.parent)).toBe(true)
+        expect(Object.keys(call.parent ?? {})).toEqual(["operation", "callId"])
+        expect(call.parent?.operation).toBe(call.payload.purpose === "planning" ? "phase" : "request")
+        expect(call.parent?.callId).toMatch(new RegExp(`^${call.parent?.operation}-`))
+      }
+    }))
+})

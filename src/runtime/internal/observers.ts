@@ -26,7 +26,7 @@ import {
   type Run
 } from "./run.js"
 import { recordSkipped } from "./skip.js"
-import { elapsedMillis } from "./timing.js"
+import { elapsedMillis, RunTimer } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { type Detach, startDetached } from "./detached.js"
 import { keepLatest } from "./liveShapes.js"
@@ -196,6 +196,8 @@ class Observation extends OnFiber {
   /** Begins the observers from `start`. */
   begins(start: number): Effect.Effect<void> {
     const { call, clock, completed, observers, recorder, specOf } = this
+    const recording = recorder.enabled
+    let timer: RunTimer | undefined
     for (let i = start; i < observers.length; i++) {
       const participant = observers[i]!
       const reason = skipReason(participant, completed)
@@ -225,15 +227,18 @@ class Observation extends OnFiber {
           Effect.suspend(() => this.begins(i + 1))
         )
       }
-      const recording = recorder.enabled
-      const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
-      const t0 = recording ? elapsedMillis(clock) : 0
+      // Timings are for the record: none read with recording off.
+      if (recording) timer ??= new RunTimer(clock)
+      const startedAt = timer === undefined ? 0 : timer.startedAt()
+      const t0 = timer === undefined ? 0 : timer.mark
       let ended: Attempt
       try {
         ended = { _tag: "Value", value: plain(call) }
       } catch (defect) {
         ended = { _tag: "Panic", cause: Cause.die(defect) }
       }
+      // The next observer's run starts where this one's begin ended.
+      if (timer !== undefined) timer.lap()
       if (ended._tag === "Value" && ended.value === undefined) {
         // With recording off there is nothing to record at the end.
         if (recording) this.open.push({ participant, sequence: i, startedAt, t0 })
@@ -270,6 +275,8 @@ class Observation extends OnFiber {
     // Last begun, first ended. Observers without a finish callback end
     // at once, until one has a callback: from there on, in order.
     const pending: Array<Effect.Effect<void>> = []
+    // Observers without a finish callback all end now: one reading for them.
+    let endedAt: number | undefined
     for (let i = open.length - 1; i >= 0; i--) {
       const observing = open[i]!
       if ("participant" in observing) {
@@ -278,7 +285,7 @@ class Observation extends OnFiber {
           observing.sequence,
           call,
           observing.startedAt,
-          elapsedMillis(clock) - observing.t0
+          (endedAt ??= elapsedMillis(clock)) - observing.t0
         )
         if (pending.length > 0) pending.push(Effect.suspend(() => recorder.appendNow(entry)))
         else {

@@ -30,7 +30,7 @@ import {
   type Run
 } from "./run.js"
 import { skipped } from "./skip.js"
-import { elapsedMillis } from "./timing.js"
+import { RunTimer } from "./timing.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { keepLatest } from "./liveShapes.js"
 import { OnFiber } from "./onFiber.js"
@@ -268,6 +268,9 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
   /** Runs from `start`: synchronous handlers in a loop, the rest on the Effect path. */
   loop(start: number): Effect.Effect<TransformValues[P], HookFailed> {
     const { call, chain, clock, completed, fast, lean, point, recorder } = this
+    // Timings are for the record: none read with recording off.
+    const recording = recorder.enabled
+    let timer: RunTimer | undefined
     let i = start
     while (i < chain.length) {
       const participant = chain[i]!
@@ -279,10 +282,8 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return this.step(i)
       if (skipReason(participant, completed) !== undefined) return this.step(i)
       const input = this.current
-      // Timings are for the record: none read with recording off.
-      const recording = recorder.enabled
-      const startedAt = recording ? clock.unsafeCurrentTimeMillis() : 0
-      const t0 = recording ? elapsedMillis(clock) : 0
+      if (recording) timer ??= new RunTimer(clock)
+      const startedAt = timer === undefined ? 0 : timer.startedAt()
       let value: unknown
       try {
         value = plain(call, input)
@@ -291,6 +292,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
         const spec = this.specOf(participant, i, call, recorder)
         return this.settle(i, spec, openRunNow(spec, clock), input, { _tag: "Panic", cause: Cause.die(defect) })
       }
+      const duration = timer === undefined ? 0 : timer.lap()
       // The value handed back as it was (the common pass-through): nothing
       // to judge, once the chain's first value passed the point's check.
       let contribution: TransformValues[P] | undefined
@@ -305,7 +307,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       }
       completed[i] = true
       const rest = recording
-        ? recorder.appendNow(completedOperationEntry(participant, i, call, startedAt, elapsedMillis(clock) - t0, contribution))
+        ? recorder.appendNow(completedOperationEntry(participant, i, call, startedAt, duration, contribution))
         : Effect.void
       i++
       if (rest !== Effect.void) return Effect.zipRight(rest, this.next(i))
