@@ -14,6 +14,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { isJsonObject, Json, JsonObject } from "./Json.js"
 import { fromInput, isWireShaped, PlanWire, toInput } from "./PlanWire.js"
+import { keepLatest } from "../runtime/internal/liveShapes.js"
 
 /**
  * Step id: letters, digits, `_` and `-` only, so references parse unambiguously.
@@ -236,6 +237,8 @@ export const decodeTextEither = (text: string): Either.Either<RoutingPlan, Parse
   } catch {
     return decodeTextBySchema(text)
   }
+  // The code below embeds the shapes JSON.parse gave the plan's objects.
+  keepLatest("parsedPlan", parsed)
   if (isWireShaped(parsed)) return decodeWireBySchema(parsed)
   const plan = directPlan(parsed)
   return plan === undefined ? decodeTextBySchema(text) : Either.right(plan)

@@ -37,6 +37,7 @@ import type { TransformValues } from "./OperationHooks.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 import type { Participant } from "./Subscription.js"
 import { flatText } from "./internal/flatText.js"
+import { keepLatest } from "./internal/liveShapes.js"
 import { withFirst } from "./internal/withFirst.js"
 
 /**
@@ -153,13 +154,15 @@ const snapshotOf = <A>(value: A): A => {
  */
 const coordinatesOf = (given: Coordinates): Coordinates => {
   const { phase, requestId, stepId } = given
-  return Object.freeze(
-    phase === undefined
-      ? stepId === undefined ? { requestId } : { requestId, stepId }
-      : stepId === undefined
-      ? { requestId, phase }
-      : { requestId, phase, stepId }
-  )
+  if (phase === undefined) {
+    if (stepId !== undefined) return Object.freeze({ requestId, stepId })
+    const coordinates = Object.freeze({ requestId })
+    keepLatest("requestCoordinates", coordinates)
+    return coordinates
+  }
+  const coordinates = Object.freeze(stepId === undefined ? { requestId, phase } : { requestId, phase, stepId })
+  keepLatest(stepId === undefined ? "phaseCoordinates" : "stepCoordinates", coordinates)
+  return coordinates
 }
 
 /** A call's snapshot, once the clock is known. */
@@ -178,19 +181,22 @@ const callOf = <Op extends Operation>(operation: Op, init: CallInit<Op>, clock: 
   const coordinates = coordinatesOf(init.coordinates)
   const payload = snapshotOf(init.payload)
   const parent = init.parent
-  return Object.freeze(
-    parent === undefined
-      ? { operation, callId, startedAt, coordinates, payload }
-      // A reference to the parent run, not its snapshot.
-      : {
-        operation,
-        callId,
-        startedAt,
-        coordinates,
-        parent: Object.freeze({ operation: parent.operation, callId: parent.callId }),
-        payload
-      }
-  )
+  if (parent === undefined) {
+    const call = Object.freeze({ operation, callId, startedAt, coordinates, payload })
+    keepLatest("call", call)
+    return call
+  }
+  const call = Object.freeze({
+    operation,
+    callId,
+    startedAt,
+    coordinates,
+    // A reference to the parent run, not its snapshot.
+    parent: Object.freeze({ operation: parent.operation, callId: parent.callId }),
+    payload
+  })
+  keepLatest("childCall", call)
+  return call
 }
 
 /**

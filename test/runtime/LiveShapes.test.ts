@@ -50,6 +50,19 @@ describe("live shapes", () => {
       expect(kept.observation).toBeDefined()
       expect(kept.modelAttempt).toBeDefined()
       expect(kept.hookRun).toBeDefined()
+      // The Hook.sync fast path's timer, and a Hook.sync observer's begun run (recorded runs).
+      expect(kept.runTimer).toBeDefined()
+      expect(kept.begunObserver).toBeDefined()
+      // The fast path's entries in each shape: synthesis (no phase), planning (a phase), a tool execution (a step).
+      expect(kept.operationEntry).toMatchObject({ stage: "before_inference", operation: "inference" })
+      expect(kept.phaseEntry).toMatchObject({ stage: "before_inference", phase: 1 })
+      expect(kept.stepEntry).toMatchObject({ stage: "around_tool_execution", stepId: "s1" })
+      // Hooked runs' frozen calls and coordinates; the plan as JSON.parse made it.
+      expect(kept.childCall).toMatchObject({ operation: "inference", payload: { purpose: "synthesis" } })
+      expect(kept.requestCoordinates).toBeDefined()
+      expect(kept.phaseCoordinates).toBeDefined()
+      expect(kept.stepCoordinates).toEqual({ requestId: requestIdOf(response), phase: 1, stepId: "s1" })
+      expect(kept.parsedPlan).toMatchObject({ steps: [{ step_id: "s1" }] })
       expect(kept.generatorProtocol.next).toBeTypeOf("function")
     }))
 
@@ -70,5 +83,7 @@ describe("live shapes", () => {
       expect(afterSecond.transformChain).not.toBe(afterFirst.transformChain)
       expect(afterSecond.observation).not.toBe(afterFirst.observation)
       expect(afterSecond.modelAttempt).not.toBe(afterFirst.modelAttempt)
+      expect(afterSecond.runTimer).not.toBe(afterFirst.runTimer)
+      expect(afterSecond.begunObserver).not.toBe(afterFirst.begunObserver)
     }))
 })

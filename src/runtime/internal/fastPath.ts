@@ -7,6 +7,7 @@ import type { HookEffect, HookInvocation } from "../../domain/ExecutionRecord.js
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
 import { contributionHash } from "./hash.js"
+import { keepLatest } from "./liveShapes.js"
 
 const NO_EFFECTS: ReadonlyArray<HookEffect> = []
 
@@ -32,11 +33,16 @@ export const completedOperationEntry = (
   const stage = participant.point
   const operation = call.operation
   const callId = call.callId
-  const entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] } = phase === undefined
-    ? { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, operation, callId }
-    : stepId === undefined
-    ? { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, phase, operation, callId }
-    : {
+  let entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] }
+  if (phase === undefined) {
+    entry = { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, operation, callId }
+    if (stepId !== undefined) entry.stepId = stepId
+    keepLatest("operationEntry", entry)
+  } else if (stepId === undefined) {
+    entry = { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, phase, operation, callId }
+    keepLatest("phaseEntry", entry)
+  } else {
+    entry = {
       name,
       stage,
       outcome: "succeeded",
@@ -50,7 +56,8 @@ export const completedOperationEntry = (
       callId,
       stepId
     }
-  if (phase === undefined && stepId !== undefined) entry.stepId = stepId
+    keepLatest("stepEntry", entry)
+  }
   if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
   return entry
 }

@@ -26,6 +26,20 @@ interface Kept {
   observation: unknown
   modelAttempt: unknown
   hookRun: unknown
+  runTimer: unknown
+  begunObserver: unknown
+  /** A `Hook.sync` operation run's entry, one per shape (see `fastPath.ts`). */
+  operationEntry: unknown
+  phaseEntry: unknown
+  stepEntry: unknown
+  /** A model's plan as `JSON.parse` made it (before it is decoded). */
+  parsedPlan: unknown
+  /** Frozen calls of hooked runs, with and without a parent, and their coordinates, one per shape. */
+  call: unknown
+  childCall: unknown
+  requestCoordinates: unknown
+  phaseCoordinates: unknown
+  stepCoordinates: unknown
 }
 
 const kept: Kept = {
@@ -37,7 +51,18 @@ const kept: Kept = {
   transformChain: undefined,
   observation: undefined,
   modelAttempt: undefined,
-  hookRun: undefined
+  hookRun: undefined,
+  runTimer: undefined,
+  begunObserver: undefined,
+  operationEntry: undefined,
+  phaseEntry: undefined,
+  stepEntry: undefined,
+  parsedPlan: undefined,
+  call: undefined,
+  childCall: undefined,
+  requestCoordinates: undefined,
+  phaseCoordinates: undefined,
+  stepCoordinates: undefined
 }
 
 /** Keeps `value` as the latest object of its kind. */

@@ -241,7 +241,11 @@ class Observation extends OnFiber {
       if (timer !== undefined) timer.lap()
       if (ended._tag === "Value" && ended.value === undefined) {
         // With recording off there is nothing to record at the end.
-        if (recording) this.open.push({ participant, sequence: i, startedAt, t0 })
+        if (recording) {
+          const begun: Begun = { participant, sequence: i, startedAt, t0 }
+          keepLatest("begunObserver", begun)
+          this.open.push(begun)
+        }
         continue
       }
       const spec = specOf(participant, i, call, recorder)
