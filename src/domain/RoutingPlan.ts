@@ -14,7 +14,6 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { isJsonObject, Json, JsonObject } from "./Json.js"
 import { fromInput, isWireShaped, PlanWire, toInput } from "./PlanWire.js"
-import { keepLatest } from "../runtime/internal/liveShapes.js"
 
 /**
  * Step id: letters, digits, `_` and `-` only, so references parse unambiguously.
@@ -190,6 +189,12 @@ const directPlan = (u: unknown): RoutingPlan | undefined => {
 }
 
 const decodeTextBySchema = Schema.decodeEither(Schema.parseJson(RoutingPlan))
+
+// The latest plan as JSON.parse made it, kept alive: the optimized code
+// below embeds the hidden classes of its objects, and V8 throws that code
+// away when a full GC finds none alive (runtime/internal/liveShapes.ts says
+// more). One plan, replaced by the next.
+const latestParsed: { value: unknown } = { value: undefined }
 const decodeWireBySchema = Schema.decodeUnknownEither(PlanFromWire)
 
 /**
@@ -237,8 +242,7 @@ export const decodeTextEither = (text: string): Either.Either<RoutingPlan, Parse
   } catch {
     return decodeTextBySchema(text)
   }
-  // The code below embeds the shapes JSON.parse gave the plan's objects.
-  keepLatest("parsedPlan", parsed)
+  latestParsed.value = parsed
   if (isWireShaped(parsed)) return decodeWireBySchema(parsed)
   const plan = directPlan(parsed)
   return plan === undefined ? decodeTextBySchema(text) : Either.right(plan)

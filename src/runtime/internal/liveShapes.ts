@@ -32,8 +32,6 @@ interface Kept {
   operationEntry: unknown
   phaseEntry: unknown
   stepEntry: unknown
-  /** A model's plan as `JSON.parse` made it (before it is decoded). */
-  parsedPlan: unknown
   /** Frozen calls of hooked runs, with and without a parent, and their coordinates, one per shape. */
   call: unknown
   childCall: unknown
@@ -57,7 +55,6 @@ const kept: Kept = {
   operationEntry: undefined,
   phaseEntry: undefined,
   stepEntry: undefined,
-  parsedPlan: undefined,
   call: undefined,
   childCall: undefined,
   requestCoordinates: undefined,
