@@ -9,7 +9,7 @@ import { Context, Effect } from "effect"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import type { HookFailed } from "../domain/PipelineError.js"
-import { type Detach, dependencyFailed, failedClosed, guarded, type Inflight, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
+import { type Detach, dependencyFailed, failedClosed, guarded, type Inflight, syncOnly, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
 
@@ -146,9 +146,11 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
           }
         }
   })
+  // Sync-only points run without an exit hook while spans are not collected.
+  const sync = syncOnly(participants)
   return {
     hookCount: participants.length,
     run: (request, results) =>
-      participants.length === 0 ? Effect.void : guarded((inflight) => body(request, results, inflight))
+      participants.length === 0 ? Effect.void : guarded((inflight) => body(request, results, inflight), sync)
   }
 }

@@ -15,7 +15,7 @@ import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { guarded, type Inflight, type InvocationSpec, invoke, undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
+import { guarded, type Inflight, syncOnly, type InvocationSpec, invoke, undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
@@ -216,9 +216,11 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
         }
         return current
   })
+  // Sync-only points run without an exit hook while spans are not collected.
+  const sync = syncOnly(participants)
   return {
     hookCount: participants.length,
     run: (request, plan, info) =>
-      participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) => body(request, plan, info, inflight))
+      participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) => body(request, plan, info, inflight), sync)
   }
 }

@@ -16,6 +16,7 @@ import {
   dependencyFailed,
   failedClosed,
   guarded,
+  syncOnly,
   type Inflight,
   type InvocationSpec,
   invoke,
@@ -111,9 +112,11 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
         }
         return current
   })
+  // Sync-only points run without an exit hook while spans are not collected.
+  const sync = syncOnly(participants)
   return {
     hookCount: participants.length,
     run: (request, draft) =>
-      participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) => body(request, draft, inflight))
+      participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) => body(request, draft, inflight), sync)
   }
 }

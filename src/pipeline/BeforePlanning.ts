@@ -18,6 +18,7 @@ import {
   dependencyFailed,
   failedClosed,
   guarded,
+  syncOnly,
   type Inflight,
   type InvocationSpec,
   invoke,
@@ -314,11 +315,13 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
         }
         return { enrichments, tools }
   })
+  // Sync-only points run without an exit hook while spans are not collected.
+  const sync = syncOnly(participants)
   return {
     hookCount: participants.length,
     run: (request, options) =>
       participants.length === 0
         ? Effect.succeed({ enrichments: request.context.enrichments })
-        : guarded((inflight) => body(request, options, inflight))
+        : guarded((inflight) => body(request, options, inflight), sync)
   }
 }

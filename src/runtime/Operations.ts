@@ -23,14 +23,14 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, type Exit, type Scope } from "effect"
+import { Clock, Effect, type Scope } from "effect"
 import { TransformPoint, transformOperation } from "../domain/HookPoint.js"
 import type { Call, CallRef, Coordinates, Operation, Payloads } from "../domain/Operation.js"
 import { operations } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
 import { makeGuarded } from "./internal/guards.js"
 import type { Detach } from "./internal/invoke.js"
-import { makeObserve } from "./internal/observers.js"
+import { makeObserve, makeObserveRun } from "./internal/observers.js"
 import type { AnyAround, AnyGuard, AnyTransform, SpecOf } from "./internal/participants.js"
 import { makeTransform } from "./internal/transforms.js"
 import type { TransformValues } from "./OperationHooks.js"
@@ -244,6 +244,7 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
 
   // Each part of the engine is built once, here: a run only looks up its participants.
   const observe = makeObserve(participants, detach, specOf)
+  const observeRun = makeObserveRun(participants, detach, specOf)
   const guarded = makeGuarded(participants, specOf)
   const transform = makeTransform(participants, specOf)
 
@@ -254,14 +255,8 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
   ): Effect.Effect<A, E | HookDenied> => {
     if (!observed.has(call.operation)) return body
     if (participants.around(call.operation).length === 0) return guarded(call, recorder, body)
-    return Effect.flatMap(observe(call, recorder), withFirst(runObserved<A, E>, { call, recorder, body }))
+    return observeRun(call, recorder, guarded(call, recorder, body))
   }
-
-  /** An observed run's body, once its observers began: `ends` ends them with its exit. */
-  const runObserved = <A, E>(
-    run: { readonly call: Call; readonly recorder: RequestRecorder; readonly body: Effect.Effect<A, E> },
-    ends: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
-  ): Effect.Effect<A, E | HookDenied> => Effect.onExit(guarded(run.call, run.recorder, run.body), ends)
 
   const runScoped = <Op extends Operation, A, E>(
     call: Call<Op>,

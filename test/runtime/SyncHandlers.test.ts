@@ -17,6 +17,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
+import { syncOnly } from "../../src/runtime/internal/invoke.js"
 import {
   type AgentResponse,
   type ExecutionRecord,
@@ -947,5 +948,16 @@ describe("Hook.sync: regressions", () => {
       const spans = InMemoryTracing.named(tracing.spans(), "pipeline.hook.around_tool_execution.a")
       expect(spans.map((s) => s.ended)).toEqual([true])
     }).pipe(Effect.provide(tracing.layer))
+  })
+})
+
+describe("points without an exit hook", () => {
+  it("a point needs no exit hook only when every hook is a blocking Hook.sync handler", () => {
+    const blocking = { _tag: "Blocking" }
+    expect(syncOnly([{ plain: () => 1, execution: blocking }, { plain: () => 2, execution: blocking }])).toBe(true)
+    // An Effect handler can be in flight when the fiber is interrupted.
+    expect(syncOnly([{ plain: () => 1, execution: blocking }, { plain: undefined, execution: blocking }])).toBe(false)
+    // A detached run is not the point's to finish.
+    expect(syncOnly([{ plain: () => 1, execution: { _tag: "FireAndRecord" } }])).toBe(false)
   })
 })

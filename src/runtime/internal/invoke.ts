@@ -122,7 +122,14 @@ export interface Inflight {
  * than one per run): on interruption, the run in flight is recorded as
  * failed ("interrupted") and its span ends.
  */
-export const guarded = <A, E>(body: (inflight: Inflight) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+export const guarded = <A, E>(
+  body: (inflight: Inflight) => Effect.Effect<A, E>,
+  syncOnly = false
+): Effect.Effect<A, E> =>
+  syncOnly ? Effect.withFiberRuntime((fiber) => (collects(fiber) ? withExitHook(body) : body({ current: undefined })))
+  : withExitHook(body)
+
+const withExitHook = <A, E>(body: (inflight: Inflight) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.suspend(() => {
     const inflight: Inflight = { current: undefined }
     return Effect.onExit(body(inflight), (exit) => {
@@ -130,6 +137,16 @@ export const guarded = <A, E>(body: (inflight: Inflight) => Effect.Effect<A, E>)
       return finish === undefined ? Effect.void : finish(exit)
     })
   })
+
+/**
+ * Whether a point's hooks are all blocking `Hook.sync` handlers (pass it to
+ * {@link guarded}): while spans are not collected they run on the
+ * synchronous fast path, where no run is ever in flight when the fiber can
+ * be interrupted — the point needs no exit hook then.
+ */
+export const syncOnly = (
+  participants: ReadonlyArray<{ readonly plain?: unknown; readonly execution: { readonly _tag: string } }>
+): boolean => participants.every((p) => p.plain !== undefined && p.execution._tag === "Blocking")
 
 /**
  * The error a fail-closed hook's rejected run stops the request with

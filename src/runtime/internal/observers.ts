@@ -160,6 +160,23 @@ export const makeObserve = (
   })
 
 /**
+ * Builds, once, the function that runs `body` inside its observers: they
+ * begin, `body` runs, and they end with its exit — or with the failure of a
+ * begin that panicked, ending the observers begun before it (C13). One exit
+ * region for both (the streamed path's {@link makeObserve} needs two).
+ */
+export const makeObserveRun = (
+  participants: { readonly around: (operation: Operation) => ReadonlyArray<Participant<AnyAround>> },
+  detach: Detach,
+  specOf: SpecOf
+) =>
+<A, E>(call: Call, recorder: RequestRecorder, body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.withFiberRuntime((fiber) => {
+    const observing = new Observation(participants.around(call.operation), detach, specOf, call, recorder, fiber)
+    return Effect.onExit(Effect.zipRight(observing.begins(0), body), observing.endsBound)
+  })
+
+/**
  * The observers of one run. Its steps are methods (one function each for the
  * process's life), not closures made per run: a closure made per call loses
  * its optimized code whenever a full GC finds none alive.
@@ -261,6 +278,11 @@ class Observation extends OnFiber {
   /** Ends the begun observers with the run's exit. */
   ends(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
     return Effect.suspend(() => this.endsNow(exit))
+  }
+
+  /** {@link endsNow} as a function of the exit (an exit region's finalizer). */
+  get endsBound(): (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void> {
+    return this.endsNow.bind(this)
   }
 
   endsNow(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
