@@ -28,8 +28,21 @@ export const ReservedSections = [
  *
  * @since 0.1.0
  */
-export const escapeContent = (text: string): string =>
-  /[&<>]/.test(text) ? text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : text
+export const escapeContent = (text: string): string => {
+  // The same text is often escaped twice in a row (an enrichment goes into
+  // both the planning and the synthesis prompt): the last answer is kept.
+  if (text === lastEscaped.text) return lastEscaped.escaped
+  const escaped = specialChar.test(text) ? text.replace(specialChars, entityOf) : text
+  lastEscaped.text = text
+  lastEscaped.escaped = escaped
+  return escaped
+}
+
+const specialChar = /[&<>]/
+const specialChars = /[&<>]/g
+// One pass over the text (three `replace` calls made three copies).
+const entityOf = (char: string): string => (char === "&" ? "&amp;" : char === "<" ? "&lt;" : "&gt;")
+const lastEscaped = { text: "", escaped: "" }
 
 /**
  * Reverses {@link escapeContent}.

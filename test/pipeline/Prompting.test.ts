@@ -169,4 +169,9 @@ describe("escaping", () => {
       expect(PromptBuilder.escapeContent(text)).not.toMatch(/[<>]/)
     }
   })
+
+  it("C7: escaping the same text again, or other text in between, answers each text its own escape", () => {
+    const texts = ["a<b", "a<b", "plain", "a<b", "", "&", "", "x>y", "plain"]
+    expect(texts.map(PromptBuilder.escapeContent)).toEqual(["a&lt;b", "a&lt;b", "plain", "a&lt;b", "", "&amp;", "", "x&gt;y", "plain"])
+  })
 })
