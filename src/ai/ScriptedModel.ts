@@ -176,7 +176,7 @@ export const make = (script: Script): Effect.Effect<Handle> =>
     }
 
     const provider = yield* ModelProvider.make({
-      generateText: (options) => Effect.suspend(() => generate(options)),
+      generateText: (options) => Effect.suspend(generate.bind(undefined, options)),
       streamText: (options) =>
         Stream.unwrap(Effect.suspend(() => {
           const prompt = promptText(options.prompt)

@@ -18,6 +18,7 @@ import type { ToolOutcome } from "../runtime/OperationHooks.js"
 import type { Operations } from "../runtime/Operations.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 import { withDeadline } from "../runtime/internal/deadline.js"
+import { withFirst } from "../runtime/internal/withFirst.js"
 import { ToolCallFailure, type ToolRegistry } from "./ToolRegistry.js"
 
 /**
@@ -97,6 +98,8 @@ export const make = (
     )
     return yield* operations.transform("after_tool", call, outcome, request.recorder)
   })
+  const runObserved = (request: ToolCallRequest, call: Call<"tool_call">) =>
+    operations.run(call, request.recorder, observed(request, call))
   return (request) =>
     Effect.flatMap(
       operations.call("tool_call", {
@@ -109,7 +112,7 @@ export const make = (
           parameters: request.parameters
         }
       }),
-      (call) => operations.run(call, request.recorder, observed(request, call))
+      withFirst(runObserved, request)
     ).pipe(
       Effect.match({
         onSuccess: fromOutcome,

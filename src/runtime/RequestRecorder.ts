@@ -360,7 +360,7 @@ class Recorder implements RequestRecorder, InvocationLog {
   }
 
   modify(f: (r: ExecutionRecord) => ExecutionRecord): Effect.Effect<void> {
-    return Effect.suspend(() => this.modifyNow(f))
+    return Effect.suspend(this.modifyNow.bind(this, f))
   }
 
   appendNow(invocation: HookInvocation): Effect.Effect<void> {
@@ -373,13 +373,15 @@ class Recorder implements RequestRecorder, InvocationLog {
   }
 
   finalize(lifecycle: Lifecycle): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      this.base = { ...this.current(), lifecycle }
-      this.revision++
-      this.snapshot = undefined
-      this.finalized = true
-      return this.persist
-    })
+    return Effect.suspend(this.finalizeNow.bind(this, lifecycle))
+  }
+
+  private finalizeNow(lifecycle: Lifecycle): Effect.Effect<void> {
+    this.base = { ...this.current(), lifecycle }
+    this.revision++
+    this.snapshot = undefined
+    this.finalized = true
+    return this.persist
   }
 
   renew(leaseExpiresAt: number): Effect.Effect<void> {

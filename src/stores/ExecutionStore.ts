@@ -326,29 +326,32 @@ export const makeMemory = (options?: MemoryOptions): Effect.Effect<ExecutionStor
       if (query.hook !== undefined && !hookNamesOf(record).includes(query.hook)) return false
       return true
     }
+    // Every check and its write happen in one synchronous block, so
+    // concurrent writers are serialized and the newer revision always wins.
+    // Defined once per store and bound per call: an arrow made per call loses
+    // its optimized code whenever a full GC finds none alive.
+    const createAt = (record: ExecutionRecord, now: number): CreateResult => {
+      sweepIfDue(now)
+      const current = entries.get(record.requestId)
+      if (live(current, now)) return "exists"
+      store(record, now, current)
+      return "created"
+    }
+    const saveAt = (record: ExecutionRecord, now: number): SaveResult => {
+      sweepIfDue(now)
+      const current = entries.get(record.requestId)
+      if (!live(current, now)) {
+        store(record, now, current)
+        return "written"
+      }
+      if (current.record.recordRevision >= record.recordRevision) return "stale"
+      store(mergeStoredEvidence(current.record, record), now, current)
+      return "written"
+    }
     return {
-      // Every check and its write happen in one synchronous block, so
-      // concurrent writers are serialized and the newer revision always wins.
-      create: (record) =>
-        Effect.map(Clock.currentTimeMillis, (now): CreateResult => {
-          sweepIfDue(now)
-          const current = entries.get(record.requestId)
-          if (live(current, now)) return "exists"
-          store(record, now, current)
-          return "created"
-        }),
-      save: (record) =>
-        Effect.map(Clock.currentTimeMillis, (now): SaveResult => {
-          sweepIfDue(now)
-          const current = entries.get(record.requestId)
-          if (!live(current, now)) {
-            store(record, now, current)
-            return "written"
-          }
-          if (current.record.recordRevision >= record.recordRevision) return "stale"
-          store(mergeStoredEvidence(current.record, record), now, current)
-          return "written"
-        }),
+      // Bound, not arrows per call: see `createAt`.
+      create: (record) => Effect.map(Clock.currentTimeMillis, createAt.bind(undefined, record)),
+      save: (record) => Effect.map(Clock.currentTimeMillis, saveAt.bind(undefined, record)),
       update: (requestId, f) =>
         Effect.map(Clock.currentTimeMillis, (now): UpdateResult => {
           const current = entries.get(requestId)

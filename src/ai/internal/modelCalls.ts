@@ -23,6 +23,7 @@ import {
   Stream
 } from "effect"
 import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/ModelCall.js"
+import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { withDeadline } from "../../runtime/internal/deadline.js"
 import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
 import { keepLatest } from "../../runtime/internal/liveShapes.js"
@@ -114,6 +115,12 @@ interface Ended {
   readonly error?: string | undefined
 }
 
+/** `record` with one more model call. */
+const withModelCall = (call: ModelCall, record: ExecutionRecord): ExecutionRecord => ({
+  ...record,
+  modelCalls: [...(record.modelCalls ?? []), call]
+})
+
 /**
  * The calls of one pipeline: `generate` and `stream` with the policy's
  * timeouts, retries, fallback and recording.
@@ -161,7 +168,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       ...(end.usage === undefined ? {} : { usage: end.usage }),
       ...(end.error === undefined ? {} : { error: end.error })
     }
-    return info.recorder.modifyNow((r) => ({ ...r, modelCalls: [...(r.modelCalls ?? []), call] }))
+    return info.recorder.modifyNow(withFirst(withModelCall, call))
   }
 
   /** One attempt, bounded by the model timeout, recorded when it ended. */
@@ -221,10 +228,13 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
 
   /** One ask: the primary's attempts, then the fallback's. */
   const generate = (info: CallInfo, prompt: string, format: Format): Effect.Effect<ModelResponse, ModelFailure> => {
-    const attempts = (client: ModelClient) =>
-      withRetries(policy, (n) => generateOnce(info, client, prompt, format, n))
+    const attempts = (client: ModelClient) => withRetries(policy, withFirst(attemptOf, { info, client, prompt, format }))
     return plan === undefined ? attempts(primary) : Effect.withExecutionPlan(Effect.flatMap(ActiveModel, attempts), plan)
   }
+  const attemptOf = (
+    ask: { readonly info: CallInfo; readonly client: ModelClient; readonly prompt: string; readonly format: Format },
+    n: number
+  ) => generateOnce(ask.info, ask.client, ask.prompt, ask.format, n)
 
   /**
    * One streamed attempt: text deltas, each part awaited for at most the

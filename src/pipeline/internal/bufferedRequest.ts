@@ -57,7 +57,9 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
     hookScope(state, body(state, resume))
 
   const process = (input: PipelineRequest.Input): Effect.Effect<Completed | Suspended, PipelineError> =>
-    Effect.flatMap(begin(input, "pipeline"), (state) => owned(state, buffered(state), "pipeline", operations))
+    Effect.flatMap(begin(input, "pipeline"), ownedBuffered)
+  // Defined once per pipeline (see `withFirst` for why not an arrow per request).
+  const ownedBuffered = (state: RequestState) => owned(state, buffered(state), "pipeline", operations)
 
   return { buffered, process }
 }

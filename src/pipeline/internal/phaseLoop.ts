@@ -10,7 +10,7 @@ import type { Inference } from "../../ai/Inference.js"
 import * as Planner from "../../ai/Planner.js"
 import * as ToolCalls from "../../ai/ToolCalls.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
-import type { CallRef } from "../../domain/Operation.js"
+import type { Call, CallRef } from "../../domain/Operation.js"
 import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseRecord, StepResult } from "../../domain/ExecutionRecord.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
@@ -21,9 +21,11 @@ import { CheckpointError } from "../../domain/PipelineError.js"
 import * as PlanExecutor from "../PlanExecutor.js"
 import type * as PlanValidation from "../../domain/PlanValidation.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
-import type { RoutingPlan } from "../../domain/RoutingPlan.js"
+import type { RoutingPlan, RoutingStep } from "../../domain/RoutingPlan.js"
+import type { JsonObject } from "../../domain/Json.js"
 import { newId, recordPhase, type RequestState, TRUSTED, updatePhase } from "./requestRecord.js"
 import { spanned } from "../../runtime/internal/spans.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 
 /** What the phase loop needs, resolved once when the pipeline is built. */
 export interface PhaseLoopDeps {
@@ -38,6 +40,42 @@ export interface PhaseLoopDeps {
   readonly approval: Option.Option<ApprovalPolicy["Type"]>
   readonly prompts: PromptBuilder.PromptBuilder.Service
 }
+
+/** Where a phase's steps run: what its step callbacks need. */
+interface PhaseAt {
+  readonly state: RequestState
+  readonly phase: number
+  readonly parent: CallRef | undefined
+  readonly callTool: (request: ToolCalls.ToolCallRequest) => Effect.Effect<ToolCalls.ToolCallResult>
+  readonly recording: boolean
+}
+
+/** Calls a step's tool; with recording on, the step is in the record as running first. */
+const callStep = (at: PhaseAt, step: RoutingStep, parameters: JsonObject): Effect.Effect<ToolCalls.ToolCallResult> => {
+  const { phase, state } = at
+  const call = at.callTool({
+    namespace: step.namespace,
+    agent: step.agent,
+    capability: step.capability,
+    parameters,
+    coordinates: { requestId: state.context.requestId, phase, stepId: step.step_id },
+    parent: at.parent,
+    recorder: state.recorder
+  })
+  return at.recording ? Effect.zipRight(updatePhase(state, phase, withFirst(stepRunning, step.step_id)), call) : call
+}
+
+const stepRunning = (stepId: string, p: PhaseRecord): PhaseRecord => ({ ...p, running: [...(p.running ?? []), stepId] })
+
+/** Records a step's result in its phase (no longer running). */
+const stepEnded = (at: PhaseAt, result: StepResult): Effect.Effect<void> =>
+  updatePhase(at.state, at.phase, withFirst(withStepResult, result))
+
+const withStepResult = (result: StepResult, p: PhaseRecord): PhaseRecord => ({
+  ...p,
+  steps: [...p.steps, result],
+  running: (p.running ?? []).filter((id) => id !== result.step_id)
+})
 
 /** Builds the phase loop over its services. */
 export const makePhaseLoop = (deps: PhaseLoopDeps) => {
@@ -74,33 +112,12 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
       // or one whose process died, keeps them).
       const recording = state.recorder.enabled
       if (recording && plan.steps.length > 0) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
+      const at: PhaseAt = { state, phase, parent, callTool, recording }
       const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
         concurrency,
-        callTool: (step, parameters) => {
-          const call = callTool({
-            namespace: step.namespace,
-            agent: step.agent,
-            capability: step.capability,
-            parameters,
-            coordinates: { requestId: state.context.requestId, phase, stepId: step.step_id },
-            parent,
-            recorder: state.recorder
-          })
-          return recording
-            ? Effect.zipRight(
-              updatePhase(state, phase, (p) => ({ ...p, running: [...(p.running ?? []), step.step_id] })),
-              call
-            )
-            : call
-        },
-        onStepEnd: recording
-          ? (result) =>
-            updatePhase(state, phase, (p) => ({
-              ...p,
-              steps: [...p.steps, result],
-              running: (p.running ?? []).filter((id) => id !== result.step_id)
-            }))
-          : undefined
+        // Bound, not arrows made per phase: see `withFirst`.
+        callTool: withFirst(callStep, at),
+        onStepEnd: recording ? withFirst(stepEnded, at) : undefined
       })
       const record: PhaseRecord = { phase, plan, steps }
       yield* recording && plan.steps.length > 0 ? updatePhase(state, phase, () => record) : recordPhase(state, record)
@@ -122,8 +139,14 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
           parent: state.call,
           payload: { phase, resumed }
         }),
-        (call) => operations.run(call, state.recorder, body({ operation: "phase", callId: call.callId }))
+        withFirst(runPhaseBody<A, E>, { state, body })
       )
+
+  /** A phase's body as its run of the `phase` operation. */
+  const runPhaseBody = <A, E>(
+    phase: { readonly state: RequestState; readonly body: (parent: CallRef | undefined) => Effect.Effect<A, E> },
+    call: Call<"phase">
+  ) => operations.run(call, phase.state.recorder, phase.body({ operation: "phase", callId: call.callId }))
 
   /**
    * One phase: plan, AfterPlanning, HITL, execute. With `approved`, the phase

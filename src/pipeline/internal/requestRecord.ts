@@ -18,7 +18,7 @@ import { type PipelineResult, Rejected } from "../AgentResponse.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
 import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
-import { InvalidRequest } from "../../domain/PipelineError.js"
+import { type HookDenied, InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { failureText } from "../../runtime/internal/run.js"
 import { spanned } from "../../runtime/internal/spans.js"
@@ -26,6 +26,7 @@ import { keepLatest, parkOnce } from "../../runtime/internal/liveShapes.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 import { flatText } from "../../runtime/internal/flatText.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -267,6 +268,10 @@ export const updatePhase = (state: RequestState, phase: number, f: (record: Phas
  * operation (observers around it, guards wrapping it: a whole-run wrap),
  * under its `pipeline.request` span, and finalizes the record on its exit.
  */
+/** {@link finalize} as a request's exit hook (see `withFirst` for why not an arrow). */
+const finalizeOnExit = <A extends PipelineResult, E>(state: RequestState, exit: Exit.Exit<A, E>) =>
+  finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")
+
 export const owned = <A extends PipelineResult, E>(
   state: RequestState,
   body: Effect.Effect<A, E>,
@@ -274,7 +279,7 @@ export const owned = <A extends PipelineResult, E>(
   operations: Operations
 ) =>
   (state.call === undefined ? body : operations.run(state.call, state.recorder, body)).pipe(
-    Effect.onExit((exit) => finalize(state, exit, Exit.isSuccess(exit) && exit.value._tag === "Suspended")),
+    Effect.onExit(withFirst(finalizeOnExit<A, E | HookDenied>, state)),
     spanned("pipeline.request", {
       captureStackTrace: false,
       attributes: { "pipeline.request.id": state.context.requestId, "pipeline.mode": mode }

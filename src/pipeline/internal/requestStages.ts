@@ -5,7 +5,7 @@
  * AfterExecution (C11); after it, the raw draft is recorded and
  * AfterSynthesis chains the final response (C12).
  */
-import { Effect, FiberRef, Option, type Scope } from "effect"
+import { Effect, type Fiber, FiberRef, type FiberStatus, Option, type Scope } from "effect"
 import type { PhaseRecord } from "../../domain/ExecutionRecord.js"
 import * as HookEffects from "../../runtime/HookEffects.js"
 import type { AfterExecution } from "../AfterExecution.js"
@@ -25,6 +25,7 @@ import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { confidenceOf, type RequestState, TRUSTED } from "./requestRecord.js"
 import { keepLatest } from "../../runtime/internal/liveShapes.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 import { spanned } from "../../runtime/internal/spans.js"
 
 /** Where a request stands when synthesis would start. */
@@ -79,7 +80,13 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   // recording off, reporting is disabled — a no-op — once per stage rather
   // than once per invocation).
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.withFiberRuntime((fiber, status) => {
+    Effect.withFiberRuntime(withFirst(hookScopeOn<A, E>, { state, effect }))
+  /** {@link hookScope} on the fiber that runs it (see `withFirst` for why not an arrow). */
+  const hookScopeOn = <A, E>(
+    { effect, state }: { readonly state: RequestState; readonly effect: Effect.Effect<A, E> },
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    status: FiberStatus.Running
+  ): Effect.Effect<A, E> => {
       keepLatest("fiber", fiber)
       keepLatest("fiberStatus", status)
       // Already inside this request's scope (the buffered path opens it once
@@ -106,7 +113,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
         ),
         () => setScope(previousRequest, previousSlot)
       )
-    })
+  }
 
   /**
    * {@link hookScope} for a stream: the request's scope is set on the

@@ -12,7 +12,7 @@
  * `background`) is recorded as `backgrounded` at once and completed by a
  * late update when it ends.
  */
-import { Effect, Exit, Option } from "effect"
+import { Effect, Exit, type Fiber, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
 import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
@@ -36,6 +36,7 @@ import {
 import { clockOf } from "./timing.js"
 import { type Detach, startDetached } from "./detached.js"
 import { collects } from "./spans.js"
+import { withFirst } from "./withFirst.js"
 
 /** What the point's validation made of a returned value. */
 export type Verdict<A> =
@@ -126,8 +127,13 @@ export const guarded = <A, E>(
   body: (inflight: Inflight) => Effect.Effect<A, E>,
   syncOnly = false
 ): Effect.Effect<A, E> =>
-  syncOnly ? Effect.withFiberRuntime((fiber) => (collects(fiber) ? withExitHook(body) : body({ current: undefined })))
-  : withExitHook(body)
+  syncOnly ? Effect.withFiberRuntime(withFirst(guardedOn<A, E>, body)) : withExitHook(body)
+
+/** A sync-only point, on the fiber that runs it. */
+const guardedOn = <A, E>(
+  body: (inflight: Inflight) => Effect.Effect<A, E>,
+  fiber: Fiber.RuntimeFiber<unknown, unknown>
+): Effect.Effect<A, E> => (collects(fiber) ? withExitHook(body) : body({ current: undefined }))
 
 const withExitHook = <A, E>(body: (inflight: Inflight) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.suspend(() => {
