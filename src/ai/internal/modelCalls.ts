@@ -228,8 +228,9 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
 
   /** One ask: the primary's attempts, then the fallback's. */
   const generate = (info: CallInfo, prompt: string, format: Format): Effect.Effect<ModelResponse, ModelFailure> => {
+    if (plan === undefined) return withRetries(policy, withFirst(attemptOf, { info, client: primary, prompt, format }))
     const attempts = (client: ModelClient) => withRetries(policy, withFirst(attemptOf, { info, client, prompt, format }))
-    return plan === undefined ? attempts(primary) : Effect.withExecutionPlan(Effect.flatMap(ActiveModel, attempts), plan)
+    return Effect.withExecutionPlan(Effect.flatMap(ActiveModel, attempts), plan)
   }
   const attemptOf = (
     ask: { readonly info: CallInfo; readonly client: ModelClient; readonly prompt: string; readonly format: Format },

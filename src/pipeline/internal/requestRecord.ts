@@ -250,7 +250,9 @@ export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>,
 
 /** Appends a phase to the record. */
 export const recordPhase = (state: RequestState, phase: PhaseRecord) =>
-  state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
+  state.recorder.modify(withFirst(withPhase, phase))
+
+const withPhase = (phase: PhaseRecord, r: ExecutionRecord): ExecutionRecord => ({ ...r, phases: [...r.phases, phase] })
 
 /** Replaces the record's (latest) entry of phase number `phase`. */
 export const updatePhase = (state: RequestState, phase: number, f: (record: PhaseRecord) => PhaseRecord) =>
