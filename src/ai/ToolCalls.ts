@@ -50,6 +50,22 @@ export interface ToolCallRequest {
 const fromOutcome = (outcome: ToolOutcome): ToolCallResult =>
   "output" in outcome ? { _tag: "Succeeded", output: outcome.output } : { _tag: "Failed", error: outcome.error }
 
+// How a call ended, as module-level handlers: `Effect.match` with arrows
+// would make closures per call (and lose their optimized code at every full
+// GC that finds none alive).
+const outcomeOf = {
+  onSuccess: (output: Json): Effect.Effect<ToolOutcome> => Effect.succeed({ output }),
+  onFailure: (failure: { readonly message: string }): Effect.Effect<ToolOutcome> => Effect.succeed({ error: failure.message })
+}
+
+const resultOf = {
+  onSuccess: (outcome: ToolOutcome): Effect.Effect<ToolCallResult> => Effect.succeed(fromOutcome(outcome)),
+  onFailure: (error: { readonly message: string }): Effect.Effect<ToolCallResult> =>
+    Effect.succeed(
+      error instanceof HookDenied ? { _tag: "Denied", error: error.message } : { _tag: "Failed", error: error.message }
+    )
+}
+
 /**
  * Makes the tool caller over a registry and the operations runtime.
  *
@@ -69,12 +85,7 @@ export const make = (
     )
   }
   const direct = (request: ToolCallRequest): Effect.Effect<ToolOutcome> =>
-    bounded(request, request.parameters).pipe(
-      Effect.match({
-        onSuccess: (output): ToolOutcome => ({ output }),
-        onFailure: (failure): ToolOutcome => ({ error: failure.message })
-      })
-    )
+    Effect.matchEffect(bounded(request, request.parameters), outcomeOf)
   if (!operations.observes("tool_call") && !operations.observes("tool_execution")) {
     return (request) => Effect.map(direct(request), fromOutcome)
   }
@@ -86,16 +97,7 @@ export const make = (
       parent: { operation: "tool_call", callId: call.callId },
       payload: { ...call.payload, parameters }
     })
-    const outcome = yield* operations.run(
-      execution,
-      request.recorder,
-      bounded(request, parameters)
-    ).pipe(
-      Effect.match({
-        onSuccess: (output): ToolOutcome => ({ output }),
-        onFailure: (failure): ToolOutcome => ({ error: failure.message })
-      })
-    )
+    const outcome = yield* Effect.matchEffect(operations.run(execution, request.recorder, bounded(request, parameters)), outcomeOf)
     return yield* operations.transform("after_tool", call, outcome, request.recorder)
   })
   const runObserved = (request: ToolCallRequest, call: Call<"tool_call">) =>
@@ -113,13 +115,5 @@ export const make = (
         }
       }),
       withFirst(runObserved, request)
-    ).pipe(
-      Effect.match({
-        onSuccess: fromOutcome,
-        onFailure: (error): ToolCallResult =>
-          error instanceof HookDenied
-            ? { _tag: "Denied", error: error.message }
-            : { _tag: "Failed", error: error.message }
-      })
-    )
+    ).pipe(Effect.matchEffect(resultOf))
 }
