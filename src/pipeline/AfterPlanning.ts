@@ -6,8 +6,10 @@
  * not run) unless it is exactly the plan it was handed. An ordinary hook's
  * error, wrong type or invalid plan keeps the last valid plan
  * (`fail_open / continue / hook_error`) and never triggers re-planning.
- * The required hook — always last — fails closed with
- * `RequiredAfterPlanningError`.
+ * The required hook (`required: true`, the only boundary: seed 000 §7.4) —
+ * always last — fails closed with `RequiredAfterPlanningError`; an ordinary
+ * hook declared `failure: "fail_closed"` stops the request with `HookFailed`
+ * like any fail-closed stage hook.
  *
  * @since 0.1.0
  */
@@ -15,12 +17,22 @@ import { Context, Effect, Either } from "effect"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
 import { allows } from "../runtime/Capability.js"
-import { guarded, type Inflight, syncOnly, type InvocationSpec, invoke, undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
+import {
+  dependencyFailed,
+  failedClosed,
+  guarded,
+  type Inflight,
+  syncOnly,
+  type InvocationSpec,
+  invoke,
+  undeclaredContribution,
+  type Verdict
+} from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
 import * as Json from "../domain/Json.js"
-import { RequiredAfterPlanningError } from "../domain/PipelineError.js"
+import { type HookFailed, RequiredAfterPlanningError } from "../domain/PipelineError.js"
 import * as PlanValidation from "../domain/PlanValidation.js"
 import type { RoutingPlan } from "../domain/RoutingPlan.js"
 
@@ -43,7 +55,7 @@ export declare namespace AfterPlanning {
       request: StageRequest,
       plan: RoutingPlan,
       info: AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext }
-    ) => Effect.Effect<RoutingPlan, RequiredAfterPlanningError>
+    ) => Effect.Effect<RoutingPlan, RequiredAfterPlanningError | HookFailed>
   }
 }
 
@@ -122,14 +134,20 @@ type PhaseSpec = InvocationSpec<RoutingPlan> & { readonly phase: number }
 const requiredUnmet = (spec: PhaseSpec, detail: string): RequiredAfterPlanningError =>
   new RequiredAfterPlanningError({ hookName: spec.hookName, phase: spec.phase, detail })
 
+/** An ordinary fail-closed hook could not run: a hook it depends on did not complete. */
+const ordinaryUnmet = (spec: PhaseSpec, detail: string): HookFailed => dependencyFailed(spec, detail)
+
 /**
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
- * The fail-closed participant is the required hook; registration made sure
- * it sorts last.
+ * `requiredId` names the required hook (marked `required: true`), if any;
+ * registration made sure it sorts last.
  *
  * @since 0.1.0
  */
-export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPlanning.Service => {
+export const make = (
+  participants: ReadonlyArray<Participant<Handler>>,
+  requiredId?: string | undefined
+): AfterPlanning.Service => {
   // Defined once per stage, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds none in flight.
   const body = Effect.fnUntraced(function*(
@@ -143,7 +161,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
         for (let sequence = 0; sequence < participants.length; sequence++) {
           const participant = participants[sequence]!
           const { grant, handler, id: hookName } = participant
-          const required = participant.failure === "fail_closed"
+          const required = hookName === requiredId
           const onError = failureDecision(participant.failure, "hook_error")
           const last = current
           const accepted = (value: RoutingPlan, changed: boolean): Verdict<RoutingPlan> => ({
@@ -188,7 +206,13 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
               return accepted(validated.right, changed)
             }
           }
-          const skip = skipped(participant, participants, completed, spec, requiredUnmet)
+          const skip = skipped<PhaseSpec, RequiredAfterPlanningError | HookFailed>(
+            participant,
+            participants,
+            completed,
+            spec,
+            required ? requiredUnmet : ordinaryUnmet
+          )
           if (skip !== undefined) {
             yield* skip
             continue
@@ -209,6 +233,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterPl
                 })
               )
             }
+            if (participant.failure === "fail_closed") return yield* Effect.fail(failedClosed(spec, result))
             yield* Effect.logWarning(`after_planning hook ${hookName} rejected; keeping the last valid plan`).pipe(
               Effect.annotateLogs({ error: result.error.slice(0, 400) })
             )

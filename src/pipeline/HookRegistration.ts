@@ -135,9 +135,13 @@ const safeProblem = (entry: unknown): string | undefined => {
   }
 }
 
-/** Whether the hook is the fail-closed after-planning boundary. */
-const isRequired = <R>(hook: Hook.Hook<R>): boolean =>
-  hook.required === true || (hook.failure === "fail_closed" && hook.afterPlanning !== undefined)
+/**
+ * Whether the hook is the fail-closed after-planning boundary: only an
+ * explicit marker makes it so (seed 000 §7.4: "an explicit marker keeps
+ * optional enrichment resilient"); a hook that merely fails closed is an
+ * ordinary fail-closed hook.
+ */
+export const isRequired = <R>(hook: Hook.Hook<R>): boolean => hook.required === true
 
 /**
  * A hook's handlers by point.

@@ -20,7 +20,7 @@ import { AfterPlanning, make as makeAfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
 import { BeforePlanning, make as makeBeforePlanning } from "./BeforePlanning.js"
 import type * as Hook from "./Hook.js"
-import { registryOf, validate } from "./HookRegistration.js"
+import { isRequired, registryOf, validate } from "./HookRegistration.js"
 import type { HookConfigError } from "../domain/PipelineError.js"
 
 /**
@@ -120,7 +120,7 @@ export const make = <R>(
     }, pool.detach)
     return Context.empty().pipe(
       Context.add(BeforePlanning, makeBeforePlanning(at("before_planning"))),
-      Context.add(AfterPlanning, makeAfterPlanning(at("after_planning"))),
+      Context.add(AfterPlanning, makeAfterPlanning(at("after_planning"), validated.right.find(isRequired)?.name)),
       Context.add(AfterExecution, makeAfterExecution(at("after_execution"), pool.detach)),
       Context.add(AfterSynthesis, makeAfterSynthesis(at("after_synthesis"))),
       Context.add(HookRuntime, { operations, detach: pool.detach })

@@ -108,9 +108,33 @@ export interface PipelineOptions {
    * `"off"` — nothing.
    */
   readonly modelCalls?: ModelCallRecording | undefined
+  /**
+   * How long one run of a hook may take when the hook sets no bound of its
+   * own (default 30 seconds; a hook's `timeout` or `Hook.deadline(d)`
+   * overrides it). Every run of every kind is bounded: stage handlers,
+   * transforms, guards (their own time, not the operation's), Around
+   * `begin` and `finish`, detached runs. An overrun is interrupted and
+   * recorded `timed_out`; then the hook's failure policy decides.
+   */
+  readonly hookTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long a hook run that overran (or whose request was canceled) gets to
+   * stop once interrupted (default 1 second). Work that ignores interruption
+   * longer is abandoned — recorded as such — and never holds up the request
+   * or shutdown.
+   */
+  readonly hookGracePeriod?: Duration.DurationInput | undefined
 }
 
-type DurationOption = "checkpointClaimLease" | "recordLease" | "modelTimeout" | "modelRetryDelay" | "modelMaxRetryDelay" | "toolTimeout"
+type DurationOption =
+  | "checkpointClaimLease"
+  | "recordLease"
+  | "modelTimeout"
+  | "modelRetryDelay"
+  | "modelMaxRetryDelay"
+  | "toolTimeout"
+  | "hookTimeout"
+  | "hookGracePeriod"
 
 /**
  * Options with every default filled in (and durations decoded).
@@ -144,7 +168,9 @@ export const defaults: Resolved = {
   modelMaxRetryDelay: ModelPolicy.defaults.maxRetryDelay,
   planReasks: ModelPolicy.defaults.planReasks,
   toolTimeout: Duration.seconds(30),
-  modelCalls: ModelPolicy.defaults.recordCalls
+  modelCalls: ModelPolicy.defaults.recordCalls,
+  hookTimeout: Duration.seconds(30),
+  hookGracePeriod: Duration.seconds(1)
 }
 
 const atLeast = (min: number) =>
@@ -190,7 +216,9 @@ const OptionsSchema = Schema.Struct({
   modelMaxRetryDelay: positiveDuration,
   planReasks: atLeast(0),
   toolTimeout: positiveDuration,
-  modelCalls: Schema.optional(ModelCallRecording)
+  modelCalls: Schema.optional(ModelCallRecording),
+  hookTimeout: positiveDuration,
+  hookGracePeriod: positiveDuration
 })
 
 const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
@@ -238,7 +266,9 @@ export const resolve = (options: PipelineOptions | undefined): Either.Either<Res
     modelMaxRetryDelay: durationOr(given.modelMaxRetryDelay, defaults.modelMaxRetryDelay),
     planReasks: given.planReasks ?? defaults.planReasks,
     toolTimeout: durationOr(given.toolTimeout, defaults.toolTimeout),
-    modelCalls: given.modelCalls ?? defaults.modelCalls
+    modelCalls: given.modelCalls ?? defaults.modelCalls,
+    hookTimeout: durationOr(given.hookTimeout, defaults.hookTimeout),
+    hookGracePeriod: durationOr(given.hookGracePeriod, defaults.hookGracePeriod)
   })
 }
 

@@ -217,7 +217,7 @@ describe("seed 001 execution policy: deadline", () => {
       expect(gov.decision).toEqual(TIMED_OUT_CLOSED)
     }))
 
-  it.effect("seed 001 deadline: a fail_closed after_planning hook (the required hook without the marker) overrunning is RequiredAfterPlanningError too", () =>
+  it.effect("seed 001 deadline: a fail_closed after_planning hook without the required marker overrunning is HookFailed (an ordinary fail-closed hook, not the boundary)", () =>
     Effect.gen(function*() {
       const interrupted: Array<string> = []
       const h = yield* makeHarness({
@@ -231,8 +231,8 @@ describe("seed 001 execution policy: deadline", () => {
         script
       })
       const error = yield* overrun(Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "ap-strict" })))
-      expect(error._tag).toBe("RequiredAfterPlanningError")
-      expect(error._tag === "RequiredAfterPlanningError" && error.hookName).toBe("strict")
+      if (error._tag !== "HookFailed") return expect.unreachable(`got ${error._tag}`)
+      expect([error.hookName, error.point, error.reason]).toEqual(["strict", "after_planning", "timed_out"])
       expect(runOf(yield* h.record("ap-strict"), "after_planning", "strict").decision).toEqual(TIMED_OUT_CLOSED)
     }))
 
@@ -476,7 +476,7 @@ describe("seed 001 failure policy", () => {
       expect(record.finalResponse).toBeUndefined()
     }))
 
-  it.effect("seed 001 failure: failure fail_closed on a hook with an afterPlanning handler makes it the required hook — its failure is RequiredAfterPlanningError with the cause", () =>
+  it.effect("seed 001 failure: failure fail_closed on an afterPlanning hook does not make it the required hook — its failure is HookFailed with the cause, and nothing of the phase runs", () =>
     Effect.gen(function*() {
       const own = new Error("plan not allowed")
       const h = yield* makeHarness({
@@ -484,9 +484,9 @@ describe("seed 001 failure policy", () => {
         script
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "ap-fail-closed" }))
-      if (error._tag !== "RequiredAfterPlanningError") return expect.unreachable(`got ${error._tag}`)
-      expect([error.hookName, error.phase]).toEqual(["strict", 1])
-      expect(Cause.originalError(error.cause)).toBe(own)
+      if (error._tag !== "HookFailed") return expect.unreachable(`got ${error._tag}`)
+      expect([error.hookName, error.point, error.reason]).toEqual(["strict", "after_planning", "hook_failed"])
+      expect(error.cause).toBe(own)
       const record = yield* h.record("ap-fail-closed")
       expect(record.phases).toEqual([])
       expect(runOf(record, "after_planning", "strict").decision).toEqual(ERROR_CLOSED)
