@@ -97,7 +97,7 @@ export interface AgentConfig<
    * live in: background concurrency (default 4) and how long shutdown waits
    * for them before interrupting (default 5 seconds).
    */
-  readonly background?: PipelineHooks.Options | undefined
+  readonly background?: Omit<PipelineHooks.Options, "hookTimeout" | "hookGracePeriod"> | undefined
 }
 
 /**
@@ -157,18 +157,22 @@ export const layer = <
   AgentConfigError | EM | EH | ES | EC,
   RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
 > => {
+  // Invalid options fail the pipeline Layer below; nothing built from them runs then.
+  const options = Options.resolve(config.options)
+  // Every hook run is bounded by the options' hook timeout unless the hook sets its own.
+  const runtimeOptions: PipelineHooks.Options = Either.isRight(options)
+    ? { ...config.background, hookTimeout: options.right.hookTimeout, hookGracePeriod: options.right.hookGracePeriod }
+    : { ...config.background }
   // A list of different hooks has the union of their requirements.
   type Hooks = ReadonlyArray<Hook.Hook<Hook.Requirements<H>>>
   const hooks = config.hooks === undefined
-    ? PipelineHooks.layer<never>([], config.background)
+    ? PipelineHooks.layer<never>([], runtimeOptions)
     : Effect.isEffect(config.hooks)
-    ? PipelineHooks.layerEffect(config.hooks as Effect.Effect<Hooks, EH, RB>, config.background)
-    : PipelineHooks.layer(config.hooks as Hooks, config.background)
+    ? PipelineHooks.layerEffect(config.hooks as Effect.Effect<Hooks, EH, RB>, runtimeOptions)
+    : PipelineHooks.layer(config.hooks as Hooks, runtimeOptions)
   // The model is reached only through the inference seam, decorated with
   // the hooks' inference operations (the hooks Layer is built once: Layers
   // are memoized by reference).
-  // Invalid options fail the pipeline Layer below; the seam then never runs.
-  const options = Options.resolve(config.options)
   const policy = Either.isRight(options) ? Options.modelPolicy(options.right) : ModelPolicy.defaults
   const fallback = config.fallbackModel === undefined ? Layer.empty : Inference.layerFallback(config.fallbackModel)
   const inference = Inference.layerWith(policy).pipe(Layer.provide(Layer.mergeAll(config.model, hooks, fallback)))

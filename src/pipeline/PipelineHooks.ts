@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Either, Layer, type Scope } from "effect"
+import { Context, type Duration, Effect, Either, Layer, type Scope } from "effect"
 import { isGuardable } from "../domain/Operation.js"
 import * as BackgroundPool from "../runtime/BackgroundPool.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
@@ -32,11 +32,16 @@ export type Stages = BeforePlanning | AfterPlanning | AfterExecution | AfterSynt
 
 /**
  * Registration options: the runtime's pool for detached (`background`,
- * `fireAndRecord`) hook runs.
+ * `fireAndRecord`) hook runs, and the bound of every hook run.
  *
  * @since 0.1.0
  */
-export type Options = BackgroundPool.PoolOptions
+export interface Options extends BackgroundPool.PoolOptions {
+  /** How long one run of a hook may take unless the hook sets its own bound (default 30 seconds). */
+  readonly hookTimeout?: Duration.DurationInput | undefined
+  /** How long an interrupted run gets to stop before it is abandoned (default 1 second). */
+  readonly hookGracePeriod?: Duration.DurationInput | undefined
+}
 
 const TRANSFORM_KEYS = [
   "beforeInference",
