@@ -19,11 +19,18 @@ export { TypeId } from "./ErrorId.js"
  * - `malformed`: not a valid `PipelineRequest` (wrong type, missing field, non-JSON metadata)
  * - `unexpected_field`: a field a request does not have (e.g. `requestID`)
  * - `too_large`: the request text or its metadata is over the configured limit
+ * - `too_deep`: the metadata nests deeper than the documented limit
  * - `request_id_in_use`: the `requestId` already names a stored record
  *
  * @since 0.1.0
  */
-export const InvalidRequestReason = Schema.Literal("malformed", "unexpected_field", "too_large", "request_id_in_use")
+export const InvalidRequestReason = Schema.Literal(
+  "malformed",
+  "unexpected_field",
+  "too_large",
+  "too_deep",
+  "request_id_in_use"
+)
 /** @since 0.1.0 */
 export type InvalidRequestReason = typeof InvalidRequestReason.Type
 
@@ -121,7 +128,7 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
  * @since 0.1.0
  */
 export class PlanningError extends Schema.TaggedError<PlanningError>(id("PlanningError"))("PlanningError", {
-  reason: Schema.Literal("model_failed", "timed_out", "invalid_plan"),
+  reason: Schema.Literal("model_failed", "timed_out", "invalid_plan", "output_too_large"),
   phase: Schema.Int,
   detail: Schema.String,
   output: Schema.optionalWith(Schema.String, { exact: true }),
@@ -143,7 +150,9 @@ export class PlanningError extends Schema.TaggedError<PlanningError>(id("Plannin
  * @since 0.1.0
  */
 export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("SynthesisError"))("SynthesisError", {
-  reason: Schema.optionalWith(Schema.Literal("model_failed", "timed_out"), { default: () => "model_failed" as const }),
+  reason: Schema.optionalWith(Schema.Literal("model_failed", "timed_out", "output_too_large"), {
+    default: () => "model_failed" as const
+  }),
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
@@ -163,6 +172,11 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
  * - `already_claimed`: another resume holds it right now (its lease has not
  *   run out); try again once that resume ended
  * - `not_saved`: suspending failed because the checkpoint store failed
+ * - `tampered`: the stored checkpoint is not the one this agent signed (its
+ *   MAC does not verify, or it does not decode); nothing ran
+ * - `plan_mismatch`: the plan digest the approver echoed is not the stored
+ *   plan's; nothing ran
+ * - `invalid_decision`: the decision is not exactly `"approve"` or `"reject"`
  *
  * A human's rejection is not an error: `resume(id, "reject")` succeeds with
  * `Rejected`.
@@ -176,7 +190,14 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
  *
  * @since 0.1.0
  */
-export const CheckpointErrorReason = Schema.Literal("not_found", "already_claimed", "not_saved")
+export const CheckpointErrorReason = Schema.Literal(
+  "not_found",
+  "already_claimed",
+  "not_saved",
+  "tampered",
+  "plan_mismatch",
+  "invalid_decision"
+)
 /** @since 0.1.0 */
 export type CheckpointErrorReason = typeof CheckpointErrorReason.Type
 
@@ -268,6 +289,7 @@ export const HookFailureReason = Schema.Literal(
   "hook_failed",
   "timed_out",
   "wrong_shape",
+  "invalid_result",
   "undeclared_contribution",
   "dependency_failed"
 )
