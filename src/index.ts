@@ -29,6 +29,7 @@ export * as ShortCircuit from "./pipeline/ShortCircuit.js"
 export * as Activity from "./hooks/Activity.js"
 
 // Data: requests, plans, records, errors
+export * as CanonicalJson from "./domain/CanonicalJson.js"
 export * as ExecutionRecord from "./domain/ExecutionRecord.js"
 export * as HookPoint from "./domain/HookPoint.js"
 export * as Json from "./domain/Json.js"
@@ -41,6 +42,7 @@ export * as PlanOutput from "./domain/PlanOutput.js"
 export * as PlanWire from "./domain/PlanWire.js"
 export * as PlanValidation from "./domain/PlanValidation.js"
 export * as RoutingPlan from "./domain/RoutingPlan.js"
+export * as UserProfile from "./domain/UserProfile.js"
 export * as Utf8Chunks from "./domain/Utf8Chunks.js"
 
 // The hook runtime: effect reporting, recording, the request scope
@@ -72,6 +74,7 @@ export * as ToolRegistry from "./ai/ToolRegistry.js"
 
 // Stores
 export * as ActivityStore from "./stores/ActivityStore.js"
+export * as CheckpointKey from "./stores/CheckpointKey.js"
 export * as CheckpointStore from "./stores/CheckpointStore.js"
 export * as ExecutionStore from "./stores/ExecutionStore.js"
 export * as MemoryStore from "./stores/MemoryStore.js"

@@ -6,7 +6,11 @@
  * hook that reports an effect, a redaction hook and the required
  * plan-policy boundary — runs sample requests, and prints each answer with
  * its evidence: the hooks that ran, their decisions and their effects.
- * A second run first shows what the earlier runs left in the store.
+ * Currency conversions need a human: they suspend at a checkpoint, sealed
+ * with the key kept beside the database (`./data/agent.db.checkpoint-key`,
+ * created on the first run). A second run first shows what the earlier runs
+ * left in the store, then approves the conversions they left waiting —
+ * echoing the plan digest the "approver" was shown.
  *
  * With `OTEL_EXPORTER_OTLP_ENDPOINT` set (e.g. `http://localhost:4318`, a
  * Jaeger all-in-one), its spans and metrics are exported over OTLP/HTTP as
@@ -15,7 +19,16 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
-import { Agent, ExecutionRecord, ExecutionStore, Hook, HookEffects, Pipeline } from "effect-agent-pipeline"
+import {
+  Agent,
+  Approval,
+  CheckpointStore,
+  ExecutionRecord,
+  ExecutionStore,
+  Hook,
+  HookEffects,
+  Pipeline
+} from "effect-agent-pipeline"
 import * as Telemetry from "effect-agent-pipeline/otel"
 import { allTools } from "../shared/DemoTools.js"
 import { allowedOperations } from "../plan-policy/PlanPolicy.js"
@@ -66,6 +79,16 @@ const hooks = [
   ])
 ]
 
+// A human signs off currency conversions (the plan is shown with its digest).
+const approval: Approval.ApprovalPolicy["Type"] = {
+  evaluate: (_ctx, plan) =>
+    Effect.succeed(
+      plan.steps.some((s) => s.capability === "convert_currency")
+        ? Approval.suspend("currency conversions need a human")
+        : Approval.approve
+    )
+}
+
 const samples = [
   "What is the stock quote for ACME?",
   "What's the weather forecast in Lisbon?",
@@ -100,6 +123,29 @@ const program = Effect.gen(function*() {
       )
     }
   }
+  // What earlier runs left waiting for a human: show the approver the plan
+  // and its digest, then approve with the digest they saw.
+  const checkpoints = yield* CheckpointStore.CheckpointStore
+  const waiting = yield* store.list({ status: ["suspended"], limit: 5 })
+  for (const record of waiting.records) {
+    if (record.checkpointId === undefined) continue
+    const found = yield* Effect.either(checkpoints.get(record.checkpointId))
+    if (found._tag === "Left" || Option.isNone(found.right)) {
+      yield* Console.log(`\n▶ ${record.requestId} waited at ${record.checkpointId}, which cannot be read back`)
+      continue
+    }
+    const checkpoint = found.right.value
+    const steps = checkpoint.plan.steps.map((s) => `${s.capability}(${JSON.stringify(s.parameters)})`).join(", ")
+    yield* Console.log(`\n▶ approving ${record.requestId} (${checkpoint.reason}): ${steps}, plan ${checkpoint.planDigest.slice(0, 12)}…`)
+    const resumed = yield* Effect.either(
+      pipeline.resume(checkpoint.checkpointId, "approve", { planDigest: checkpoint.planDigest })
+    )
+    if (resumed._tag === "Left") yield* Console.log(`  not resumed: ${resumed.left._tag}: ${resumed.left.message}`)
+    else if (resumed.right._tag === "Completed") {
+      yield* Console.log(`  answer: ${resumed.right.response.response.replace(/\n/g, "\n    ")}`)
+    }
+    else yield* Console.log(`  ${resumed.right._tag}`)
+  }
   // Request ids are unique per run: a stored record keeps its id.
   const run = new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)
   for (const [i, request] of samples.entries()) {
@@ -111,7 +157,8 @@ const program = Effect.gen(function*() {
         const r = outcome.right.response
         yield* Console.log(`  answer (confidence ${r.confidence.toFixed(2)}): ${r.response.replace(/\n/g, "\n    ")}`)
       } else {
-        yield* Console.log(`  suspended at checkpoint ${outcome.right.checkpoint.checkpointId}`)
+        const { checkpointId, planDigest, reason } = outcome.right.checkpoint
+        yield* Console.log(`  suspended (${reason}) at checkpoint ${checkpointId}, plan ${planDigest.slice(0, 12)}…; the next run approves it`)
       }
     } else {
       yield* Console.log(`  denied: ${outcome.left._tag}: ${outcome.left.message}`)
@@ -128,7 +175,7 @@ const program = Effect.gen(function*() {
 
 // Telemetry outermost: its exporters flush after the agent has shut down.
 program.pipe(
-  Effect.provide(Agent.layerConfig({ hooks, tools: allTools })),
+  Effect.provide(Agent.layerConfig({ hooks, tools: allTools, approval })),
   Effect.provide(Telemetry.layerConfig),
   NodeRuntime.runMain
 )

@@ -6,7 +6,7 @@
 import { allTools } from "../shared/DemoTools.js"
 // #region readme
 import { Config, Effect, Layer } from "effect"
-import { Activity, Agent, OfflineModel } from "effect-agent-pipeline"
+import { Activity, Agent, CheckpointKey, OfflineModel } from "effect-agent-pipeline"
 import * as Postgres from "effect-agent-pipeline/postgres"
 import * as Redis from "effect-agent-pipeline/redis"
 
@@ -26,6 +26,9 @@ export const AgentLive = Agent.layer({
   hooks: Effect.map(Activity.make({ agent: "desk" }), (activity) => activity.hooks),
   executionStore: StoresLive,
   checkpointStore: StoresLive,
+  // Every process sets the same AGENT_CHECKPOINT_KEY (`openssl rand -hex 32`):
+  // a checkpoint sealed by one can be resumed by another.
+  checkpointKey: CheckpointKey.layerConfig(),
   // Running records say which process owns them until when; a record whose
   // process died reads `abandoned` once this lease ran out.
   options: { recordLease: "30 seconds", checkpointClaimLease: "10 minutes" }

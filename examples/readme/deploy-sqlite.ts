@@ -3,7 +3,7 @@
  */
 import { allTools } from "../shared/DemoTools.js"
 // #region readme
-import { Agent, OfflineModel } from "effect-agent-pipeline"
+import { Agent, CheckpointKey, OfflineModel } from "effect-agent-pipeline"
 import * as Sqlite from "effect-agent-pipeline/sqlite"
 
 // One file (WAL mode), created with its folder on first use.
@@ -13,6 +13,9 @@ export const AgentLive = Agent.layer({
   model: OfflineModel.layer,
   tools: allTools,
   executionStore: StoresLive,
-  checkpointStore: StoresLive
+  checkpointStore: StoresLive,
+  // The key that seals checkpoints, kept beside the database (created 0600
+  // on first use): checkpoints survive a restart.
+  checkpointKey: CheckpointKey.layerFile("./data/agent.db.checkpoint-key")
 })
 // #endregion readme

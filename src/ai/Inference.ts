@@ -20,8 +20,12 @@
  * inference run whose prompt carries the rejected output and why it was
  * rejected — up to `planReasks` times (hooks never trigger re-planning).
  *
- * Model failures become `PlanningError` / `SynthesisError`; a guard's
- * refusal is `HookDenied`; a fail-closed transform's failure `HookFailed`.
+ * Model failures become `PlanningError` / `SynthesisError` (reason
+ * `model_failed`, `timed_out`, or `output_too_large` for an answer over
+ * the policy's `maxOutputBytes`), their `cause` the model's failure made
+ * safe to keep (no request headers or keys, see `internal/modelCalls.ts`);
+ * a guard's refusal is `HookDenied`; a fail-closed transform's failure
+ * `HookFailed`.
  *
  * @since 0.1.0
  */
@@ -34,6 +38,7 @@ import { decodeTextEither, type RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
+import { aiErrorText } from "./internal/safeAiError.js"
 import { type CallInfo, clientOf, makeCaller } from "./internal/modelCalls.js"
 import { DirectModel } from "./ModelProvider.js"
 import * as ModelPolicy from "./ModelPolicy.js"
@@ -117,7 +122,16 @@ export const layerFallback = <E, R>(
     })
   ).pipe(Layer.provide(model))
 
-const excerpt = (error: { readonly message: string }) => error.message.slice(0, 400)
+const excerpt = (failure: ModelPolicy.ModelFailure) =>
+  (failure._tag === "ModelTimeout" || failure._tag === "ModelOutputTooLarge" ? failure.message : aiErrorText(failure))
+    .slice(0, 400)
+
+const reasonOf = (failure: ModelPolicy.ModelFailure) =>
+  failure._tag === "ModelTimeout"
+    ? "timed_out"
+    : failure._tag === "ModelOutputTooLarge"
+    ? "output_too_large"
+    : "model_failed"
 
 /** The prompt of a re-ask: the original, the rejected output, and why it was rejected. */
 const reaskPrompt = (prompt: string, output: string, problem: string): string =>
@@ -128,7 +142,7 @@ const reaskPrompt = (prompt: string, output: string, problem: string): string =>
 
 const planningFailure = (phase: number) => (failure: ModelPolicy.ModelFailure) =>
   new PlanningError({
-    reason: failure._tag === "ModelTimeout" ? "timed_out" : "model_failed",
+    reason: reasonOf(failure),
     phase,
     detail: excerpt(failure),
     cause: failure
@@ -136,7 +150,7 @@ const planningFailure = (phase: number) => (failure: ModelPolicy.ModelFailure) =
 
 const synthesisFailure = (failure: ModelPolicy.ModelFailure) =>
   new SynthesisError({
-    reason: failure._tag === "ModelTimeout" ? "timed_out" : "model_failed",
+    reason: reasonOf(failure),
     detail: excerpt(failure),
     cause: failure
   })
@@ -282,28 +296,29 @@ export const makeWith = (
           Stream.sync((): StreamPart => ({ _tag: "Done", text: parts.join("") }))
         )
       }
-      return Stream.unwrapScoped(
-        Effect.flatMap(call(request, "synthesis", true), (snapshot) =>
+      return Stream.unwrap(
+        Effect.map(call(request, "synthesis", true), (snapshot) =>
           // Observers and guards see the whole stream as one run: it begins
-          // when the stream is opened and ends with it.
-          operations.runScoped(snapshot, request.recorder, Effect.void).pipe(
-            Effect.zipRight(operations.transform("before_inference", snapshot, request.prompt, request.recorder)),
-            Effect.map((prompt) => {
-              const parts: Array<string> = []
-              return Stream.concat(
-                Stream.map(deltas(request, prompt), (text): StreamPart => {
-                  parts.push(text)
-                  return { _tag: "Delta", text }
-                }),
-                Stream.fromEffect(
-                  Effect.map(
-                    Effect.suspend(() => operations.transform("after_inference", snapshot, parts.join(""), request.recorder)),
-                    (text): StreamPart => ({ _tag: "Done", text })
+          // when the stream is opened and ends with it — canceled when its
+          // consumer stops pulling before the end.
+          operations.runStream(snapshot, request.recorder, Effect.void, () =>
+            Stream.unwrap(
+              Effect.map(operations.transform("before_inference", snapshot, request.prompt, request.recorder), (prompt) => {
+                const parts: Array<string> = []
+                return Stream.concat(
+                  Stream.map(deltas(request, prompt), (text): StreamPart => {
+                    parts.push(text)
+                    return { _tag: "Delta", text }
+                  }),
+                  Stream.fromEffect(
+                    Effect.map(
+                      Effect.suspend(() => operations.transform("after_inference", snapshot, parts.join(""), request.recorder)),
+                      (text): StreamPart => ({ _tag: "Done", text })
+                    )
                   )
                 )
-              )
-            })
-          ))
+              })
+            )))
       )
     }
 

@@ -12,6 +12,11 @@
  * | `ANTHROPIC_API_KEY` | the key, sent as `x-api-key` | required for api.anthropic.com |
  *
  * A value that is not one of these is a `ConfigError` naming the variable.
+ * Keys are read with `Config.redacted`: they stay `Redacted` up to the
+ * HTTP header that carries them, and no error, record, log or span of the
+ * pipeline holds them (a provider error keeps the request's method, URL,
+ * status and a body excerpt, never its headers). A base URL may not carry
+ * credentials (`https://user:key@…`); an invalid one is not echoed back.
  * A provider's package is loaded only when it is chosen, so a program on the
  * offline model needs none installed; its keys are read only then too.
  *
@@ -95,10 +100,19 @@ const baseUrl = (variable: string, fallback: string): Config.Config<string> =>
       try {
         url = new URL(value)
       } catch {
-        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL; got "${value}"`))
+        // Never echoed (its scheme neither): a mistyped value may hold a credential.
+        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL`))
       }
       if (url.protocol !== "http:" && url.protocol !== "https:") {
-        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL; got "${value}"`))
+        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL`))
+      }
+      // Credentials in the URL would be printed wherever the URL is (errors,
+      // spans), and the HTTP client refuses them anyway: keys go in *_API_KEY.
+      if (url.username !== "" || url.password !== "") {
+        return Either.left(ConfigError.InvalidData(
+          [variable],
+          `${variable} must not carry credentials (user:password@); put the key in the API key variable`
+        ))
       }
       // The clients append `/responses`, `/v1/messages`: no double slash.
       return Either.right(value.replace(/\/+$/, ""))

@@ -9,8 +9,13 @@
  *   The delay doubles from `retryDelay`; a `retry-after` (or
  *   `retry-after-ms`) header is honoured instead. A delay above
  *   `maxRetryDelay` is not waited for: the call fails at once.
- * - Anything else (a 400, a refused key, output that is not a plan) is not
- *   retried here; a bad plan gets the planner's re-ask instead.
+ * - Anything else (a 400, a refused key, output that is not a plan, output
+ *   over `maxOutputBytes`) is not retried here; a bad plan gets the
+ *   planner's re-ask instead.
+ * - The model's text output is bounded (`maxOutputBytes`, UTF-8 bytes): a
+ *   buffered answer over it fails the call with {@link ModelOutputTooLarge};
+ *   a stream stops at it the same way (what was sent stays sent). The
+ *   record keeps the output up to the limit, marked as cut.
  *
  * Retrying lives in a catch on the failure path: a call that succeeds pays
  * for one handler frame, no schedule or driver.
@@ -36,11 +41,34 @@ export class ModelTimeout extends Schema.TaggedError<ModelTimeout>("effect-agent
 }
 
 /**
+ * A model answered with more text than the policy's `maxOutputBytes`
+ * (UTF-8 bytes). `receivedBytes` is what had arrived when the call was
+ * stopped: the whole answer for a buffered call, the limit plus the
+ * delta that crossed it for a stream.
+ *
+ * @since 0.1.0
+ */
+export class ModelOutputTooLarge extends Schema.TaggedError<ModelOutputTooLarge>(
+  "effect-agent-pipeline/ModelOutputTooLarge"
+)("ModelOutputTooLarge", {
+  maxBytes: Schema.Number,
+  receivedBytes: Schema.Number,
+  streamed: Schema.Boolean
+}) {
+  override get message(): string {
+    return this.streamed
+      ? `the model's streamed output passed the ${this.maxBytes}-byte limit (maxOutputBytes); ` +
+        "the stream was stopped at it"
+      : `the model's output is ${this.receivedBytes} bytes, over the ${this.maxBytes}-byte limit (maxOutputBytes)`
+  }
+}
+
+/**
  * What a model call can fail with before the pipeline names it.
  *
  * @since 0.1.0
  */
-export type ModelFailure = AiError.AiError | ModelTimeout
+export type ModelFailure = AiError.AiError | ModelTimeout | ModelOutputTooLarge
 
 /**
  * The policy.
@@ -55,11 +83,16 @@ export interface ModelPolicy {
   /** Re-asks after output that is not a plan. */
   readonly planReasks: number
   readonly recordCalls: ModelCallRecording
+  /**
+   * The most text one model call may answer, in UTF-8 bytes: a buffered
+   * answer over it fails, a stream stops at it (see the module comment).
+   */
+  readonly maxOutputBytes: number
 }
 
 /**
  * The defaults: 60 s per attempt, 2 retries from 500 ms (at most 30 s
- * apart), 1 re-ask, model calls recorded in full.
+ * apart), 1 re-ask, model calls recorded in full, 1 MiB of output per call.
  *
  * @since 0.1.0
  */
@@ -69,7 +102,8 @@ export const defaults: ModelPolicy = {
   retryDelay: Duration.millis(500),
   maxRetryDelay: Duration.seconds(30),
   planReasks: 1,
-  recordCalls: "full"
+  recordCalls: "full",
+  maxOutputBytes: 1_048_576
 }
 
 const TRANSIENT_STATUS = new Set([408, 409, 429, 500, 502, 503, 504])
@@ -86,11 +120,17 @@ export const isTransient = (failure: ModelFailure): boolean => {
   switch (failure._tag) {
     case "ModelTimeout":
       return true
+    case "ModelOutputTooLarge":
+      return false
     case "HttpRequestError":
       return failure.reason === "Transport"
     case "HttpResponseError":
-      return failure.reason !== "StatusCode" || TRANSIENT_STATUS.has(failure.response.status) ||
-        failure.response.status >= 500
+      // An error status decides, readable body or not (a 401 whose body did
+      // not decode is still a 401); a 2xx that did not decode is the
+      // provider's fault.
+      return failure.response.status >= 400
+        ? TRANSIENT_STATUS.has(failure.response.status) || failure.response.status >= 500
+        : failure.reason !== "StatusCode"
     case "MalformedOutput":
       return failure.module !== "LanguageModel"
     default:

@@ -1,7 +1,9 @@
 /**
  * Synthesis: the answer drafted from the step results, buffered or streamed,
  * through the `Inference` seam (so inference hooks see the call). Model
- * failures are `SynthesisError`.
+ * failures are `SynthesisError`, an answer over the model policy's
+ * `maxOutputBytes` too (`output_too_large`: a stream stops at the limit,
+ * what was sent staying sent).
  *
  * @since 0.1.0
  */

@@ -8,9 +8,14 @@
  * fail-closed transform's failure makes it `failed` (the output never
  * reaches the model). Tool calls never fail the request.
  *
+ * The result is checked as a JSON value where it enters, before any hook
+ * or the record sees it: a result that is not JSON (a `bigint`, a cycle, a
+ * `Date`…), nests deeper than 256 levels or is over `maxToolResultBytes`
+ * fails only its step with `invalid_result`, and is not kept.
+ *
  * @since 0.1.0
  */
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
 import type { Call, CallRef, Coordinates } from "../domain/Operation.js"
 import { HookDenied } from "../domain/PipelineError.js"
@@ -19,6 +24,7 @@ import type { Operations } from "../runtime/Operations.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 import { withDeadline } from "../runtime/internal/deadline.js"
 import { withFirst } from "../runtime/internal/withFirst.js"
+import { checkResult, DEFAULT_MAX_RESULT_BYTES } from "./internal/toolResult.js"
 import { ToolCallFailure, type ToolRegistry } from "./ToolRegistry.js"
 
 /**
@@ -67,19 +73,38 @@ const resultOf = {
 }
 
 /**
+ * A tool's result as it enters: checked as a JSON value of at most
+ * `maxBytes` (a registry's own result was checked by it, and is not walked
+ * again).
+ *
+ * @since 0.1.0
+ */
+export const checkOutput = (maxBytes: number, output: unknown): Effect.Effect<Json, ToolCallFailure> => {
+  const checked = checkResult(output, maxBytes)
+  return Either.isRight(checked)
+    ? Effect.succeed(checked.right)
+    : Effect.fail(new ToolCallFailure({ reason: "invalid_result", detail: checked.left }))
+}
+
+/**
  * Makes the tool caller over a registry and the operations runtime.
+ * `maxResultBytes` bounds each result's JSON text (the pipeline's
+ * `maxToolResultBytes`, 1 MiB by default).
  *
  * @since 0.1.0
  */
 export const make = (
   tools: ToolRegistry.Service,
   operations: Operations,
-  defaultTimeout: Duration.Duration = Duration.seconds(30)
+  defaultTimeout: Duration.Duration = Duration.seconds(30),
+  maxResultBytes: number = DEFAULT_MAX_RESULT_BYTES
 ): (request: ToolCallRequest) => Effect.Effect<ToolCallResult> => {
+  const callOptions = { maxResultBytes }
+  const checked = withFirst(checkOutput, maxResultBytes)
   const bounded = (request: ToolCallRequest, parameters: JsonObject) => {
     const timeout = tools.timeoutOf?.(request.namespace, request.agent, request.capability) ?? defaultTimeout
     return withDeadline(
-      tools.call(request.namespace, request.agent, request.capability, parameters),
+      Effect.flatMap(tools.call(request.namespace, request.agent, request.capability, parameters, callOptions), checked),
       timeout,
       () => new ToolCallFailure({ reason: "timed_out", detail: `no result within ${Duration.format(timeout)}` })
     )

@@ -7,10 +7,25 @@
  * @since 0.1.0
  */
 import { Tool } from "@effect/ai"
-import { Cause, Context, Duration, Effect, Layer, Option, type ParseResult, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Either, Layer, Option, type ParseResult, Schema } from "effect"
 import { isJson, type Json, type JsonObject } from "../domain/Json.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
+import { withFirst } from "../runtime/internal/withFirst.js"
+import { checkResult, DEFAULT_MAX_RESULT_BYTES } from "./internal/toolResult.js"
+
+/**
+ * How one call is bounded.
+ *
+ * @since 0.1.0
+ */
+export interface CallOptions {
+  /**
+   * The largest result, as the UTF-8 size of its JSON text (default 1 MiB;
+   * the pipeline passes its `maxToolResultBytes`). Larger: `invalid_result`.
+   */
+  readonly maxResultBytes?: number | undefined
+}
 
 /**
  * A registered tool with its handler, its requirements erased into `R`.
@@ -21,8 +36,11 @@ export interface ToolEntry<R = never> {
   readonly namespace: string
   readonly agent: string
   readonly tool: Tool.Any
-  /** Decodes parameters, runs the handler, encodes the result to JSON. */
-  readonly call: (parameters: JsonObject) => Effect.Effect<Json, ToolCallFailure, R>
+  /**
+   * Decodes parameters, runs the handler, encodes the result and checks it
+   * as a JSON value (see {@link entry}).
+   */
+  readonly call: (parameters: JsonObject, options?: CallOptions) => Effect.Effect<Json, ToolCallFailure, R>
   /** How long a call may run; default: the pipeline's `toolTimeout`. */
   readonly timeout?: Duration.Duration | undefined
 }
@@ -65,20 +83,44 @@ export class ToolCallFailure extends Schema.TaggedError<ToolCallFailure>("effect
   }
 }
 
+// A descriptor's JSON Schema is built by `Tool.getJsonSchema` from the
+// tool's Schemas: plain data, which only needs a copy when it is not JSON.
 const toJson = (u: unknown): Json => (u === undefined ? null : isJson(u) ? u : JSON.parse(JSON.stringify(u)))
 
+// What a handler failed or died with, in one bounded line; never throws
+// (a failure value may be anything, a Proxy included).
 const describe = (u: unknown): string => {
-  if (u instanceof Error) return u.message
-  if (typeof u === "string") return u
+  let text: string
   try {
-    return JSON.stringify(u)
+    if (u instanceof Error) text = u.message
+    else if (typeof u === "string") text = u
+    else text = JSON.stringify(u) ?? String(u)
   } catch {
-    return String(u)
+    try {
+      text = String(u)
+    } catch {
+      text = "a value that cannot be printed"
+    }
   }
+  return text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
 }
+
+const MAX_DETAIL = 2_000
 
 /**
  * Registers a tool and its handler.
+ *
+ * A call decodes the plan's parameters with the tool's parameter Schema
+ * (`invalid_parameters`), runs the handler (`tool_failed` for its typed
+ * failure, `tool_defect` when it throws or dies), encodes the result with
+ * its success Schema and checks it as a JSON value (`invalid_result`): no
+ * `bigint`, cycle, function, symbol, class instance (a `Date` included —
+ * encode it, e.g. with `Schema.Date`), non-finite number, hole or
+ * `undefined` other than an object property (dropped, as `JSON.stringify`
+ * does), at most 256 levels deep and at most `maxResultBytes` (1 MiB by
+ * default) of JSON text. A result that is nothing (`undefined`, a tool
+ * without a success Schema) is `null`. The step keeps a copy: nothing the
+ * handler still holds can change it afterwards.
  *
  * @example
  * ```ts
@@ -120,34 +162,96 @@ export const entry = <T extends Tool.Any, R = never>(options: {
   // would lose its optimized code at every full GC that finds none alive).
   const runHandler = (decoded: unknown) =>
     Effect.catchAllDefect(Effect.mapError(Effect.suspend(() => handler(decoded)), toolFailed), toolDefect)
-  const encodeResult = (result: unknown) => Effect.mapError(Effect.map(encodeSuccess(result), toJson), invalidResult)
+  // A success Schema that throws on a hostile value is the result's fault, not a defect.
+  const encodeResult = (result: unknown) =>
+    Effect.catchAllDefect(Effect.mapError(encodeSuccess(result), invalidResult), resultDefect)
+  const checkDefault = withFirst(checkEncoded, DEFAULT_MAX_RESULT_BYTES)
   return {
     namespace: options.namespace,
     agent: options.agent,
     tool,
     timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
-    call: (parameters) =>
-      Effect.flatMap(Effect.flatMap(Effect.mapError(decode(parameters), invalidParameters), runHandler), encodeResult)
+    call: (parameters, callOptions) =>
+      Effect.flatMap(
+        Effect.flatMap(Effect.flatMap(Effect.mapError(decode(parameters), invalidParameters), runHandler), encodeResult),
+        callOptions?.maxResultBytes === undefined ? checkDefault : withFirst(checkEncoded, callOptions.maxResultBytes)
+      )
   }
 }
 
+/** The encoded result, checked where it enters (see {@link entry}). */
+const checkEncoded = (maxBytes: number, encoded: unknown): Effect.Effect<Json, ToolCallFailure> => {
+  const checked = checkResult(encoded, maxBytes)
+  return Either.isRight(checked)
+    ? Effect.succeed(checked.right)
+    : Effect.fail(new ToolCallFailure({ reason: "invalid_result", detail: checked.left }))
+}
+
+/**
+ * A Schema error's message, bounded. Formatting prints the offending value
+ * recursively: a value too deep for that (arguments rewritten by a hook)
+ * gets a plain line instead of a defect.
+ */
+const bounded = (error: ParseResult.ParseError): string => {
+  let text: string
+  try {
+    text = error.message
+  } catch {
+    text = "does not match its Schema (the value is too deep to print)"
+  }
+  return text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
+}
+
 const invalidParameters = (e: ParseResult.ParseError) =>
-  new ToolCallFailure({ reason: "invalid_parameters", detail: e.message })
+  new ToolCallFailure({ reason: "invalid_parameters", detail: bounded(e) })
 const toolFailed = (e: unknown) => new ToolCallFailure({ reason: "tool_failed", detail: describe(e) })
 const toolDefect = (defect: unknown) =>
   Effect.fail(new ToolCallFailure({ reason: "tool_defect", detail: describe(Cause.squash(Cause.die(defect))) }))
-const invalidResult = (e: ParseResult.ParseError) => new ToolCallFailure({ reason: "invalid_result", detail: e.message })
+const invalidResult = (e: ParseResult.ParseError) =>
+  new ToolCallFailure({ reason: "invalid_result", detail: bounded(e) })
+const resultDefect = (defect: unknown) =>
+  Effect.fail(new ToolCallFailure({ reason: "invalid_result", detail: `encoding it threw: ${describe(defect)}` }))
 
 const keyOf = (namespace: string, agent: string, capability: string) => `${namespace}\u0000${agent}\u0000${capability}`
 
+// Descriptors already built, by entry: a tool a hook adds for one request
+// is described once, when the hook's result is checked.
+const described = new WeakMap<object, ToolDescriptor>()
+
 /** How the planner sees a tool. */
-const descriptorOf = <R>(e: ToolEntry<R>): ToolDescriptor => ({
-  namespace: e.namespace,
-  agent: e.agent,
-  capability: e.tool.name,
-  description: e.tool.description ?? "",
-  parameters: toJson(Tool.getJsonSchema(e.tool as Parameters<typeof Tool.getJsonSchema>[0])) as JsonObject
-})
+const descriptorOf = <R>(e: ToolEntry<R>): ToolDescriptor => {
+  const known = described.get(e)
+  if (known !== undefined) return known
+  const descriptor: ToolDescriptor = {
+    namespace: e.namespace,
+    agent: e.agent,
+    capability: e.tool.name,
+    description: e.tool.description ?? "",
+    parameters: toJson(Tool.getJsonSchema(e.tool as Parameters<typeof Tool.getJsonSchema>[0])) as JsonObject
+  }
+  described.set(e, descriptor)
+  return descriptor
+}
+
+/**
+ * A tool entry's descriptor — what the planner reads: its address, its
+ * description and its parameters' JSON Schema — or why it cannot be built
+ * (a tool whose Schemas throw when read, or whose description is not a
+ * string). A tool added by a hook is described when its result is checked,
+ * so a broken one fails that hook run, not the request.
+ *
+ * @since 0.1.0
+ */
+export const describeEntry = <R>(e: ToolEntry<R>): Either.Either<ToolDescriptor, string> => {
+  try {
+    const descriptor = descriptorOf(e)
+    return typeof descriptor.description === "string" && typeof descriptor.capability === "string"
+      ? Either.right(descriptor)
+      : Either.left("its name and description must be strings")
+  } catch (thrown) {
+    return Either.left(`its descriptor could not be built: ${describe(thrown)}`)
+  }
+}
 
 /**
  * The registry service: what the planner may use and how to call it.
@@ -165,11 +269,17 @@ export declare namespace ToolRegistry {
   export interface Service {
     readonly descriptors: ReadonlyArray<ToolDescriptor>
     readonly has: (namespace: string, agent: string, capability: string) => boolean
+    /**
+     * Calls a tool. Its result is a checked JSON value (see `entry`); a
+     * registry written by hand must return one too — the pipeline's tool
+     * caller checks what it returns all the same.
+     */
     readonly call: (
       namespace: string,
       agent: string,
       capability: string,
-      parameters: JsonObject
+      parameters: JsonObject,
+      options?: CallOptions
     ) => Effect.Effect<Json, ToolCallFailure>
     /** A tool's own timeout, when its entry has one. */
     readonly timeoutOf?: ((namespace: string, agent: string, capability: string) => Duration.Duration | undefined) | undefined
@@ -199,13 +309,13 @@ export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<Too
       descriptors,
       has: (namespace, agent, capability) => byKey.has(keyOf(namespace, agent, capability)),
       timeoutOf: (namespace, agent, capability) => byKey.get(keyOf(namespace, agent, capability))?.timeout,
-      call: (namespace, agent, capability, parameters) => {
+      call: (namespace, agent, capability, parameters, options) => {
         const e = byKey.get(keyOf(namespace, agent, capability))
         return e === undefined
           ? Effect.fail(
             new ToolCallFailure({ reason: "unknown_tool", detail: `${namespace}/${agent}/${capability}` })
           )
-          : provideServices(e.call(parameters), context)
+          : provideServices(e.call(parameters, options), context)
       }
     }
   })
@@ -253,9 +363,9 @@ export const extend = (base: ToolRegistry.Service, extra: ReadonlyArray<ToolEntr
       const e = byKey.get(keyOf(namespace, agent, capability))
       return e === undefined ? base.timeoutOf?.(namespace, agent, capability) : e.timeout
     },
-    call: (namespace, agent, capability, parameters) => {
+    call: (namespace, agent, capability, parameters, options) => {
       const e = byKey.get(keyOf(namespace, agent, capability))
-      return e === undefined ? base.call(namespace, agent, capability, parameters) : e.call(parameters)
+      return e === undefined ? base.call(namespace, agent, capability, parameters, options) : e.call(parameters, options)
     }
   }
 }

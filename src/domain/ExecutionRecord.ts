@@ -68,6 +68,8 @@ export const DecisionReason = Schema.Literal(
   "timed_out",
   "refused",
   "undeclared_contribution",
+  "invalid_result",
+  "proceed_misuse",
   "panic"
 )
 /** @since 0.1.0 */
@@ -176,6 +178,18 @@ export const HookInvocation = Schema.Struct({
   startedAt: Schema.Finite,
   duration: Schema.Finite,
   error: Schema.optional(Schema.String),
+  /**
+   * The run ignored its interruption (after its deadline, or when its
+   * request ended) for the grace period and was left behind: nothing waited
+   * for it any longer.
+   */
+  abandoned: Schema.optional(Schema.Boolean),
+  /**
+   * The run's identity across updates, for runs recorded before they end (a
+   * detached run is recorded `backgrounded`, then completed by a late update
+   * that replaces exactly this entry).
+   */
+  runId: Schema.optional(Schema.String),
   decision: Schema.optional(HookDecision),
   effects: Schema.optionalWith(Schema.Array(HookEffect), { default: () => [] })
 }).annotations({ identifier: "HookInvocation" })

@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import { ParseResult, Schema, type SchemaAST as AST } from "effect"
+import { Either, ParseResult, Schema, type SchemaAST as AST } from "effect"
+import { instanceName, type Refusal as WalkRefusal, thrownText, walk } from "./internal/jsonSnapshot.js"
 import { byteLength } from "./Utf8Chunks.js"
 
 /**
@@ -31,12 +32,31 @@ export interface NotJson {
   readonly reason: string
 }
 
-const MAX_DEPTH = 512
+/**
+ * The most levels of arrays and objects a JSON value may nest when it
+ * enters the pipeline: request metadata, a tool's result, a plan, a hook's
+ * enrichments or short-circuit payload. A scalar is at depth 0, `{}` and
+ * `[]` at 1, `{"a":[]}` at 2.
+ *
+ * Evidence wraps these values a few levels deeper (a record holds a step's
+ * output, an enrichment effect holds the enrichment), so the structural
+ * checks of {@link isJson} and the {@link Json} Schema allow twice as much
+ * (512): a value admitted at the entry never trips them later.
+ *
+ * @since 0.1.0
+ */
+export const MAX_DEPTH = 256
+
+// What isJson / findNotJson (and the Json Schemas) accept: room for the
+// evidence that wraps entry values (see MAX_DEPTH). Their walks recurse, so
+// the bound is checked before every level.
+const STRUCTURAL_DEPTH = 512
 
 /**
  * The first place where a value is not plain JSON data (a function, a
- * symbol, `undefined`, a non-finite number, a class instance, a cycle,
- * nesting deeper than 512 levels), or `undefined` when it is JSON.
+ * symbol, `undefined`, a non-finite number, a class instance, a cycle, a
+ * hole in an array, nesting deeper than 512 levels, a getter or Proxy that
+ * throws when read), or `undefined` when it is JSON.
  *
  * @example
  * ```ts
@@ -48,17 +68,37 @@ const MAX_DEPTH = 512
  * @since 0.1.0
  */
 export const findNotJson = (u: unknown): NotJson | undefined => {
-  const found = notJsonAt(u, 0, new Set())
+  const found = notJsonSafely(u)
   return found === undefined ? undefined : { path: found.path.reverse(), reason: found.reason }
 }
 
 /**
  * Whether a value is plain JSON data (no functions, symbols, undefined,
- * non-finite numbers, class instances or cycles).
+ * non-finite numbers, class instances, holes or cycles).
  *
  * @since 0.1.0
  */
-export const isJson = (u: unknown): u is Json => notJsonAt(u, 0, new Set()) === undefined
+export const isJson = (u: unknown): u is Json => notJsonSafely(u) === undefined
+
+// A getter or a Proxy trap that throws makes the value "not JSON", never a
+// defect of the caller (one try for the whole walk: the valid path pays nothing).
+const notJsonSafely = (u: unknown): Found | undefined => {
+  try {
+    return notJsonAt(u, 0, new Set())
+  } catch (thrown) {
+    // Rare: find where, with the walk that catches every read (the path
+    // is built in reverse, as `notJsonAt` builds it).
+    const walked = walk(u, {
+      maxDepth: STRUCTURAL_DEPTH,
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      undefinedProperties: "refuse",
+      lenient: false
+    })
+    return walked._tag === "Refused"
+      ? { path: [...walked.refusal.path].reverse(), reason: walked.refusal.reason }
+      : { path: [], reason: `reading it threw: ${thrownText(thrown)}` }
+  }
+}
 
 // The path is built in reverse while unwinding: a valid value allocates nothing.
 interface Found {
@@ -75,13 +115,16 @@ const notJsonAt = (u: unknown, depth: number, seen: Set<object>): Found | undefi
       return Number.isFinite(u) ? undefined : { path: [], reason: `${u} is not a finite number` }
     case "object": {
       if (u === null) return undefined
-      if (depth > MAX_DEPTH) return { path: [], reason: `nesting deeper than ${MAX_DEPTH} levels` }
+      if (depth > STRUCTURAL_DEPTH) return { path: [], reason: `nesting deeper than ${STRUCTURAL_DEPTH} levels` }
       if (seen.has(u)) return { path: [], reason: "a cycle (the value contains itself)" }
       seen.add(u)
       let found: Found | undefined
       if (Array.isArray(u)) {
         for (let i = 0; i < u.length && found === undefined; i++) {
-          found = notJsonAt(u[i], depth + 1, seen)
+          const item: unknown = u[i]
+          found = item === undefined && !(i in u)
+            ? { path: [], reason: "a hole (a missing array element) is not a JSON value" }
+            : notJsonAt(item, depth + 1, seen)
           if (found !== undefined) found.path.push(i)
         }
       } else {
@@ -106,11 +149,6 @@ const notJsonAt = (u: unknown, depth: number, seen: Set<object>): Found | undefi
     default:
       return { path: [], reason: `a ${typeof u} is not a JSON value` }
   }
-}
-
-const instanceName = (u: object): string => {
-  const name: unknown = u.constructor?.name
-  return typeof name === "string" && name !== "" ? `a ${name} instance` : "a class instance"
 }
 
 /**
@@ -267,4 +305,120 @@ export const encodedSize = (value: Json): number => {
       return size
     }
   }
+}
+
+/**
+ * Why {@link snapshot} refused a value: it is not JSON (`not_json`), nests
+ * deeper than allowed (`too_deep`), its JSON text is over the byte limit
+ * (`too_large`), or reading it threw — a getter or a Proxy trap
+ * (`unreadable`). `path` leads to the offending value; `reason` says what
+ * is wrong with it.
+ *
+ * @since 0.1.0
+ */
+export interface Refusal extends NotJson {
+  readonly kind: "not_json" | "too_deep" | "too_large" | "unreadable"
+}
+
+/**
+ * A checked copy and the UTF-8 size of its compact JSON text (as
+ * {@link encodedSize} measures it).
+ *
+ * @since 0.1.0
+ */
+export interface Snapshot {
+  readonly value: Json
+  readonly bytes: number
+}
+
+/**
+ * How {@link snapshot} reads a value.
+ *
+ * @since 0.1.0
+ */
+export interface SnapshotOptions {
+  /** The most UTF-8 bytes of JSON text; reading stops as soon as the value passes it. */
+  readonly maxBytes: number
+  /** The most levels of arrays and objects (default {@link MAX_DEPTH}, 256). */
+  readonly maxDepth?: number | undefined
+  /**
+   * An object property whose value is `undefined`: `"refuse"` (default:
+   * strict JSON) or `"drop"` (what `JSON.stringify` does — for values whose
+   * TypeScript type has optional fields). `undefined` anywhere else (an
+   * array element, the value itself) is always refused.
+   */
+  readonly undefinedProperties?: "refuse" | "drop" | undefined
+}
+
+/**
+ * Reads a value from outside — a request body, a tool result, a hook's
+ * contribution — into a fresh copy that is plain JSON, checked in the same
+ * walk: no `bigint`, function, symbol, class instance (a `Date` included),
+ * non-finite number, `undefined`, hole or cycle; at most `maxDepth` levels;
+ * at most `maxBytes` of JSON text. Each property is read exactly once, so a
+ * getter or Proxy cannot show the check one value and the pipeline another;
+ * one that throws is a refusal, never a defect. The walk is iterative: no
+ * nesting overflows the stack.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * Json.snapshot({ a: [1, 2] }, { maxBytes: 1024 }) // Right({ value: { a: [1, 2] }, bytes: 11 })
+ * Json.snapshot({ n: 10n }, { maxBytes: 1024 }) // Left({ kind: "not_json", path: ["n"], reason: "a bigint is not a JSON value" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const snapshot = (u: unknown, options: SnapshotOptions): Either.Either<Snapshot, Refusal> => {
+  const walked = walk(u, {
+    maxBytes: options.maxBytes,
+    maxDepth: options.maxDepth ?? MAX_DEPTH,
+    undefinedProperties: options.undefinedProperties ?? "refuse",
+    lenient: false
+  })
+  return walked._tag === "Copied"
+    // The strict walk admits JSON only.
+    ? Either.right({ value: walked.value as Json, bytes: walked.bytes })
+    : Either.left(refusal(walked.refusal))
+}
+
+const refusal = (r: WalkRefusal): Refusal => ({ kind: r.kind, path: r.path, reason: r.reason })
+
+const PATH_CHARS = 200
+
+/**
+ * A path as one readable, bounded string: `root.user.tags[2]`. A path too
+ * long to read (a value nested hundreds of levels) keeps its start and its
+ * end around an ellipsis.
+ *
+ * @example
+ * ```ts
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * Json.formatPath("metadata", ["user", "tags", 2]) // "metadata.user.tags[2]"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const formatPath = (root: string, path: ReadonlyArray<PropertyKey>): string => {
+  let out = root
+  for (const key of path) {
+    out = typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`
+    // Stop building once the kept parts are known: a deep path is long.
+    if (out.length > PATH_CHARS * 4) break
+  }
+  if (out.length <= PATH_CHARS) return out
+  const full = path.length
+  return `${out.slice(0, 120)}…(${full} keys)…${formatTail(path)}`
+}
+
+const formatTail = (path: ReadonlyArray<PropertyKey>): string => {
+  let out = ""
+  for (let i = path.length - 1; i >= 0 && out.length < 60; i--) {
+    const key = path[i]!
+    out = typeof key === "number" ? `[${key}]${out}` : `.${String(key)}${out}`
+  }
+  return out.length > 60 ? out.slice(out.length - 60) : out
 }

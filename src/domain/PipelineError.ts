@@ -119,11 +119,17 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
  * - `model_failed`: the model call failed (after its retries and the
  *   fallback model, when one is configured);
  * - `timed_out`: the model did not answer within the model timeout;
- * - `invalid_plan`: its output is not a valid plan (after the re-asks).
+ * - `invalid_plan`: its output is not a valid plan (after the re-asks),
+ *   nested too deeply to decode included;
+ * - `output_too_large`: its output is over the model output limit
+ *   (`maxModelOutputBytes`, UTF-8 bytes); not retried, not re-asked.
  *
  * `output` is the model's raw output when it answered with something that
  * is not a plan (the record's `modelCalls` keep it too, unless recording
- * of model calls is reduced).
+ * of model calls is reduced; an output over the limit is kept there cut at
+ * the limit, never here). `cause` is the model's failure as the pipeline
+ * keeps it: a provider error with the request's method, URL, status and a
+ * body excerpt — never its headers or the API key.
  *
  * @since 0.1.0
  */
@@ -144,8 +150,13 @@ export class PlanningError extends Schema.TaggedError<PlanningError>(id("Plannin
 
 /**
  * The synthesis model call failed (`model_failed`, after its retries and the
- * fallback model), or did not answer in time (`timed_out`; for a stream: no
- * next part within the model timeout).
+ * fallback model), did not answer in time (`timed_out`; for a stream: no
+ * next part within the model timeout), or answered more than the model
+ * output limit (`output_too_large`, `maxModelOutputBytes` UTF-8 bytes: a
+ * buffered answer fails whole; a stream stops at the limit, the tokens
+ * already sent staying sent). The record's `modelCalls` keep the output
+ * cut at the limit. `cause` is kept as for {@link PlanningError}: no
+ * request headers, no API key.
  *
  * @since 0.1.0
  */
@@ -235,12 +246,14 @@ export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("Che
 
 /**
  * Why a guard denied an operation: it refused (`Hook.deny`), it failed, its
- * deadline passed, or — failing closed — it could not run because a hook it
- * depends on did not complete.
+ * deadline passed, — failing closed — it could not run because a hook it
+ * depends on did not complete, or it misused `proceed` (called it again
+ * after the operation succeeded, while it ran, or after the guard had
+ * ended: `proceed` runs the operation at most once, inside the guard).
  *
  * @since 0.1.0
  */
-export const DenialReason = Schema.Literal("refused", "hook_failed", "timed_out", "dependency_failed")
+export const DenialReason = Schema.Literal("refused", "hook_failed", "timed_out", "dependency_failed", "proceed_misuse")
 /** @since 0.1.0 */
 export type DenialReason = typeof DenialReason.Type
 

@@ -12,13 +12,28 @@
  *
  * @since 0.1.0
  */
-import { ParseResult, Schema } from "effect"
+import { ParseResult, Schema, type SchemaAST as AST } from "effect"
+import { deeperThan } from "./internal/jsonDepth.js"
+import { thrownText } from "./internal/jsonSnapshot.js"
+import { formatPath, MAX_DEPTH } from "./Json.js"
 import { PlanFromWire, RoutingPlan } from "./RoutingPlan.js"
 import { isWireShaped, type PlanWire, wireJsonSchema } from "./PlanWire.js"
 
 const decodeWire = ParseResult.decodeUnknown(PlanFromWire)
 const decodePlain = ParseResult.decodeUnknown(RoutingPlan)
 const encodeWire = ParseResult.encodeUnknown(PlanFromWire)
+
+/** The issue of a value nested deeper than `Json.MAX_DEPTH` (or that cannot be read), if it is one. */
+const tooDeep = (input: unknown, ast: AST.Declaration): ParseResult.ParseIssue | undefined => {
+  try {
+    const deep = deeperThan(input, MAX_DEPTH)
+    return deep === undefined
+      ? undefined
+      : new ParseResult.Type(ast, input, `the plan nests deeper than ${MAX_DEPTH} levels (at ${formatPath("plan", deep)})`)
+  } catch (thrown) {
+    return new ParseResult.Type(ast, input, `the plan could not be read: ${thrownText(thrown)}`)
+  }
+}
 
 /**
  * The Schema of a model's plan: what the model seam passes to
@@ -46,7 +61,13 @@ const encodeWire = ParseResult.encodeUnknown(PlanFromWire)
  * @since 0.1.0
  */
 export const PlanOutput: Schema.Schema<RoutingPlan, typeof PlanWire.Encoded> = Schema.declare([], {
-  decode: () => (input, options) => isWireShaped(input) ? decodeWire(input, options) : decodePlain(input, options),
+  decode: () => (input, options, ast) => {
+    // Nesting is bounded before a Schema (or the formatter printing its
+    // error) recurses into the value.
+    const deep = tooDeep(input, ast)
+    if (deep !== undefined) return ParseResult.fail(deep)
+    return isWireShaped(input) ? decodeWire(input, options) : decodePlain(input, options)
+  },
   encode: () => (input, options) => encodeWire(input, options)
 }, {
   // Same name as the plain Schema, so a plain plan's parse errors read the same.

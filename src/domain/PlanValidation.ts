@@ -6,8 +6,19 @@
  *
  * @since 0.1.0
  */
-import { Either, Schema } from "effect"
-import { referencedStepIds, RoutingPlan, type RoutingStep } from "./RoutingPlan.js"
+import { Either, ParseResult, Schema } from "effect"
+import { walk } from "./internal/jsonSnapshot.js"
+import { formatPath, type Json, MAX_DEPTH } from "./Json.js"
+import { decodeParsed, referencedStepIds, RoutingPlan, type RoutingStep } from "./RoutingPlan.js"
+
+/**
+ * The most JSON text a plan given as a value (a hook's, or the one
+ * `executePlanWithSynthesis` runs) may hold: 16 MiB. The walk that copies
+ * it stops there — a plan is a list of tool calls, never a payload.
+ *
+ * @since 0.1.0
+ */
+export const MAX_PLAN_BYTES = 16 * 1_048_576
 
 /**
  * Why a plan is invalid.
@@ -72,28 +83,36 @@ const fail = (reason: PlanValidationReason, detail: string, stepId?: string) =>
   )
 
 const decodePlan = Schema.decodeUnknownEither(RoutingPlan, { onExcessProperty: "ignore" })
-// A plan that already has exactly the decoded shape (what hooks usually
-// return) needs no decoding: checking it is several times cheaper.
-const isExactPlan = Schema.is(RoutingPlan, { onExcessProperty: "error" })
 
+/**
+ * The first step found on a dependency cycle. Depth-first with its own
+ * stack: a chain of thousands of steps (a model can write one) must not
+ * overflow the JavaScript stack.
+ */
 const findCycle = (steps: ReadonlyArray<RoutingStep>): string | undefined => {
   const deps = new Map(steps.map((s) => [s.step_id, s.depends_on]))
+  // 1: on the current path; 2: done (no cycle through it).
   const state = new Map<string, 1 | 2>()
-  const visit = (id: string): string | undefined => {
-    const s = state.get(id)
-    if (s === 2) return undefined
-    if (s === 1) return id
-    state.set(id, 1)
-    for (const d of deps.get(id) ?? []) {
-      const found = visit(d)
-      if (found !== undefined) return found
-    }
-    state.set(id, 2)
-    return undefined
-  }
+  const stack: Array<{ readonly id: string; next: number }> = []
   for (const step of steps) {
-    const found = visit(step.step_id)
-    if (found !== undefined) return found
+    if (state.has(step.step_id)) continue
+    state.set(step.step_id, 1)
+    stack.push({ id: step.step_id, next: 0 })
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!
+      const next = (deps.get(top.id) ?? [])[top.next++]
+      if (next === undefined) {
+        state.set(top.id, 2)
+        stack.pop()
+        continue
+      }
+      const seen = state.get(next)
+      if (seen === 1) return next
+      if (seen === undefined) {
+        state.set(next, 1)
+        stack.push({ id: next, next: 0 })
+      }
+    }
   }
   return undefined
 }
@@ -178,7 +197,15 @@ export const normalizeTerminal = (plan: RoutingPlan): RoutingPlan =>
   plan.steps.length === 0 && !plan.terminal ? { ...plan, terminal: true } : plan
 
 /**
- * The whole gauntlet on an unknown value (a model output or a hook's return).
+ * The whole gauntlet on an unknown value (a model output, a hook's return,
+ * the plan `executePlanWithSynthesis` is given).
+ *
+ * The value is read once, into a copy, before anything judges it: every
+ * property is read exactly once (a getter or Proxy cannot show validation
+ * one plan and execution another; one that throws is a `decode` failure,
+ * never a defect), nesting deeper than `Json.MAX_DEPTH` (256) levels or
+ * JSON text over {@link MAX_PLAN_BYTES} is refused without recursing, and
+ * the accepted plan shares nothing with what the caller still holds.
  *
  * @since 0.1.0
  */
@@ -186,10 +213,37 @@ export const validate = (
   raw: unknown,
   context: ValidationContext
 ): Either.Either<RoutingPlan, PlanValidationError> => {
-  if (isExactPlan(raw)) return checkPlan(normalizeTerminal(raw), context)
-  const decoded = decodePlan(raw)
-  if (Either.isLeft(decoded)) return fail("decode", decoded.left.message)
+  const copied = walk(raw, { maxDepth: MAX_DEPTH, maxBytes: MAX_PLAN_BYTES, undefinedProperties: "keep", lenient: true })
+  if (copied._tag === "Refused") {
+    const { kind, path, reason } = copied.refusal
+    const where = formatPath("plan", path)
+    return fail(
+      "decode",
+      kind === "too_deep"
+        ? `the plan nests deeper than ${MAX_DEPTH} levels (at ${where})`
+        : kind === "too_large"
+        ? `the plan is over ${MAX_PLAN_BYTES} bytes of JSON`
+        : `the plan could not be read (at ${where}: ${reason})`
+    )
+  }
+  // Plain JSON (what hooks return) is built directly; anything else — an
+  // undefined field, a function in the parameters — gets the Schema's word.
+  const decoded = copied.json ? decodeParsed(copied.value as Json) : decodePlan(copied.value)
+  if (Either.isLeft(decoded)) return fail("decode", decodeDetail(decoded.left))
   return checkPlan(normalizeTerminal(decoded.right), context)
+}
+
+/**
+ * A decode failure in one line that leads with where and why
+ * (`plan.steps[0].parameters.n: a bigint is not a JSON value`): the
+ * Schema's tree would spend the bounded detail on its own structure.
+ */
+const decodeDetail = (error: ParseResult.ParseError): string => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const first = issues[0]
+  if (first === undefined) return error.message
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""
+  return `${formatPath("plan", first.path)}: ${first.message.replace(/\s+/g, " ")}${more}`
 }
 
 /**

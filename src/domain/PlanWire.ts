@@ -20,7 +20,13 @@
  * @since 0.1.0
  */
 import { Effect, Either, JSONSchema, ParseResult, Schema, type SchemaAST as AST } from "effect"
-import { isJsonObject, type JsonObject } from "./Json.js"
+import { deeperThan } from "./internal/jsonDepth.js"
+import { formatPath, type JsonObject, MAX_DEPTH } from "./Json.js"
+
+// A step's open objects sit at level 4 of a plan (plan, steps, step, the
+// object): the plan as a whole nests at most `Json.MAX_DEPTH` levels, in
+// either form.
+const OBJECT_DEPTH = MAX_DEPTH - 3
 
 const STEP_ID_PATTERN = "^[A-Za-z0-9_-]{1,128}$"
 
@@ -112,9 +118,22 @@ const objectFromText = (
       new ParseResult.Type(ast, text, `${field} is not JSON text: ${error instanceof Error ? error.message : String(error)}`)
     )
   }
-  return isJsonObject(parsed)
-    ? ParseResult.succeed(parsed)
-    : ParseResult.fail(new ParseResult.Type(ast, text, `${field} must be the text of a JSON object`))
+  // Parsed JSON is JSON; what is left to check is its shape and its depth.
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return ParseResult.fail(new ParseResult.Type(ast, text, `${field} must be the text of a JSON object`))
+  }
+  const deep = deeperThan(parsed, OBJECT_DEPTH)
+  return deep === undefined
+    ? ParseResult.succeed(parsed as JsonObject)
+    : ParseResult.fail(
+      new ParseResult.Type(
+        ast,
+        text,
+        `${field} nests too deep: a plan nests at most ${MAX_DEPTH} levels, so a step's object at most ${OBJECT_DEPTH} (at ${
+          formatPath(field, deep)
+        })`
+      )
+    )
 }
 
 const isEmptyObject = (value: JsonObject | undefined): boolean => value === undefined || Object.keys(value).length === 0

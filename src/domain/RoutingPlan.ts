@@ -12,7 +12,8 @@
  * @since 0.1.0
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { isJsonObject, Json, JsonObject } from "./Json.js"
+import { deeperThan } from "./internal/jsonDepth.js"
+import { formatPath, Json, JsonObject, MAX_DEPTH } from "./Json.js"
 import { fromInput, isWireShaped, PlanWire, toInput } from "./PlanWire.js"
 
 /**
@@ -106,16 +107,19 @@ export const referencePattern = (): RegExp => /\{\{steps\.([A-Za-z0-9_-]{1,128})
  */
 export const referencedStepIds = (parameters: JsonObject): ReadonlySet<string> => {
   const out = new Set<string>()
-  const visit = (value: Json): void => {
+  // Its own stack, not recursion: checkPlan is public, and a plan built by
+  // hand has no depth limit.
+  const pending: Array<Json> = Object.values(parameters)
+  while (pending.length > 0) {
+    const value = pending.pop()!
     if (typeof value === "string") {
       if (value.includes("{{")) for (const m of value.matchAll(referencePattern())) out.add(m[1]!)
     } else if (Array.isArray(value)) {
-      for (const v of value) visit(v)
+      for (const v of value) pending.push(v)
     } else if (value !== null && typeof value === "object") {
-      for (const v of Object.values(value)) visit(v)
+      for (const v of Object.values(value)) pending.push(v)
     }
   }
-  for (const v of Object.values(parameters)) visit(v)
   return out
 }
 
@@ -151,21 +155,25 @@ const stepIds = (u: unknown): ReadonlyArray<string> | undefined => {
   return u.slice()
 }
 
-const jsonObject = (u: unknown): JsonObject | undefined => {
+// Parsed JSON is JSON: an object in it is a JSON object, no walk needed.
+const parsedObject = (u: unknown): JsonObject | undefined => {
   if (u === undefined) return {}
-  return isJsonObject(u) ? u : undefined
+  return isRecord(u) ? (u as JsonObject) : undefined
 }
 
-/** A step exactly as the Schema decodes it, or `undefined` when only the Schema can say what is wrong. */
+/**
+ * A step exactly as the Schema decodes it, or `undefined` when only the
+ * Schema can say what is wrong. The value is parsed JSON (see {@link decodeParsed}).
+ */
 const directStep = (u: unknown): RoutingStep | undefined => {
   if (!isRecord(u)) return undefined
   const { agent, capability, namespace, step_id } = u
   if (typeof step_id !== "string" || !STEP_ID.test(step_id)) return undefined
   if (!nonEmpty(namespace) || !nonEmpty(agent) || !nonEmpty(capability)) return undefined
-  const parameters = jsonObject(u.parameters)
+  const parameters = parsedObject(u.parameters)
   const depends_on = stepIds(u.depends_on)
   const implicit_deps = stepIds(u.implicit_deps)
-  const metadata = jsonObject(u.metadata)
+  const metadata = parsedObject(u.metadata)
   if (parameters === undefined || depends_on === undefined || implicit_deps === undefined || metadata === undefined) {
     return undefined
   }
@@ -189,6 +197,43 @@ const directPlan = (u: unknown): RoutingPlan | undefined => {
 }
 
 const decodeTextBySchema = Schema.decodeEither(Schema.parseJson(RoutingPlan))
+const decodeParsedBySchema = Schema.decodeUnknownEither(RoutingPlan)
+
+/**
+ * A plan nested deeper than {@link Json.MAX_DEPTH}: said without handing it
+ * to the Schema (whose error would print it, recursively).
+ */
+const tooDeep = (path: ReadonlyArray<string | number>, actual: unknown): ParseResult.ParseError =>
+  new ParseResult.ParseError({
+    issue: new ParseResult.Type(
+      RoutingPlan.ast,
+      actual,
+      `the plan nests deeper than ${MAX_DEPTH} levels (at ${formatPath("plan", path)})`
+    )
+  })
+
+/**
+ * Decodes a plan from a parsed JSON value — what `JSON.parse` returns, or a
+ * copy `Json.snapshot` made: plain data, nested at most
+ * {@link Json.MAX_DEPTH} levels (deeper fails with a one-line error,
+ * without the Schema) — exactly as the `RoutingPlan` Schema does (keys a
+ * plan does not have are dropped). A well-formed plan is built directly.
+ *
+ * @example
+ * ```ts
+ * import { RoutingPlan } from "effect-agent-pipeline"
+ *
+ * RoutingPlan.decodeParsed(JSON.parse('{"steps":[]}')) // Right({ steps: [], terminal: true })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const decodeParsed = (value: Json): Either.Either<RoutingPlan, ParseResult.ParseError> => {
+  const deep = deeperThan(value, MAX_DEPTH)
+  if (deep !== undefined) return Either.left(tooDeep(deep, value))
+  const plan = directPlan(value)
+  return plan === undefined ? decodeParsedBySchema(value) : Either.right(plan)
+}
 
 // The latest plan as JSON.parse made it, kept alive: the optimized code
 // below embeds the hidden classes of its objects, and V8 throws that code
@@ -204,7 +249,9 @@ const decodeWireBySchema = Schema.decodeUnknownEither(PlanFromWire)
  * pass through the Schema interpreter (a few µs and ~15 KB of garbage per
  * plan); anything else goes through the Schema, which reports what is wrong.
  * A plan in the wire form (`PlanWire`, what strict structured output
- * returns) is decoded by {@link PlanFromWire}.
+ * returns) is decoded by {@link PlanFromWire}. A plan nested deeper than
+ * {@link Json.MAX_DEPTH} (256) levels — its parameters included — fails
+ * with a one-line error naming where, whatever its depth.
  *
  * @example
  * ```ts
@@ -243,6 +290,9 @@ export const decodeTextEither = (text: string): Either.Either<RoutingPlan, Parse
     return decodeTextBySchema(text)
   }
   latestParsed.value = parsed
+  // Nesting is bounded before any Schema (or error formatter) sees the value.
+  const deep = deeperThan(parsed, MAX_DEPTH)
+  if (deep !== undefined) return Either.left(tooDeep(deep, text))
   if (isWireShaped(parsed)) return decodeWireBySchema(parsed)
   const plan = directPlan(parsed)
   return plan === undefined ? decodeTextBySchema(text) : Either.right(plan)

@@ -129,6 +129,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
             inflight,
             failure: participant.failure,
             execution: participant.execution,
+            limit: participant.limit,
             detach,
             call: () => handler(request.context, view),
             plain: participant.plain === undefined ? undefined : () => participant.plain?.(request.context, view),

@@ -11,6 +11,13 @@
  * hook declared `failure: "fail_closed"` stops the request with `HookFailed`
  * like any fail-closed stage hook.
  *
+ * On a HITL resume only the required hook runs again (`runRequired`), on
+ * the stored plan the human approved: whatever the checkpoint's seal says,
+ * the boundary is checked once more before anything executes (its rule may
+ * have changed since the suspension). It must accept that plan as it is: a
+ * rejection, or a plan different from the approved one, is
+ * `RequiredAfterPlanningError` — what would run is not what was approved.
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Either } from "effect"
@@ -56,6 +63,19 @@ export declare namespace AfterPlanning {
       plan: RoutingPlan,
       info: AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext }
     ) => Effect.Effect<RoutingPlan, RequiredAfterPlanningError | HookFailed>
+    /**
+     * Runs only the required hook (if one is registered) on an approved
+     * plan — a HITL resume (DESIGN §7). Its dependencies ran when the plan
+     * was made, so they count as completed. Recorded like any after-planning
+     * run (`fail_closed / continue / accepted`). A rejection, or a plan
+     * other than `plan`, fails with `RequiredAfterPlanningError`; with no
+     * required hook, `plan` is returned as is.
+     */
+    readonly runRequired: (
+      request: StageRequest,
+      plan: RoutingPlan,
+      info: AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext }
+    ) => Effect.Effect<RoutingPlan, RequiredAfterPlanningError>
   }
 }
 
@@ -127,6 +147,15 @@ const identical = (a: unknown, b: unknown): boolean => {
   return true
 }
 
+/** {@link identical}, where a value that throws when read is not identical. */
+const isIdentical = (value: unknown, last: RoutingPlan): boolean => {
+  try {
+    return identical(value, last)
+  } catch {
+    return false
+  }
+}
+
 /** An after-planning run: its phase is always known. */
 type PhaseSpec = InvocationSpec<RoutingPlan> & { readonly phase: number }
 
@@ -154,11 +183,16 @@ export const make = (
     request: StageRequest,
     plan: RoutingPlan,
     info: AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext },
-    inflight: Inflight
+    inflight: Inflight,
+    // The position of the one participant to run on an approved plan (a
+    // resume); `undefined` runs them all.
+    only: number | undefined
   ) {
         let current = plan
-        const completed: Array<boolean> = []
-        for (let sequence = 0; sequence < participants.length; sequence++) {
+        // On an approved plan, the hooks that made it all completed back then.
+        const completed: Array<boolean> = only === undefined ? [] : participants.map(() => true)
+        const end = only === undefined ? participants.length : only + 1
+        for (let sequence = only ?? 0; sequence < end; sequence++) {
           const participant = participants[sequence]!
           const { grant, handler, id: hookName } = participant
           const required = hookName === requiredId
@@ -181,6 +215,7 @@ export const make = (
             inflight,
             failure: participant.failure,
             execution: participant.execution,
+            limit: participant.limit,
             // The hook gets its private copy of the last valid plan.
             call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
             plain: participant.plain === undefined
@@ -191,7 +226,9 @@ export const make = (
               // no decoding or revalidation; it is recorded exactly as an
               // unchanged revalidated plan is below (no contribution). It
               // goes on as `last`, not the copy the hook may still hold.
-              if (identical(value, last)) return accepted(last, false)
+              // A hostile value (a Proxy whose traps throw) is simply not
+              // identical: validation below reads it once, safely.
+              if (isIdentical(value, last)) return accepted(last, false)
               if (value === undefined || value === null || typeof value !== "object") {
                 return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError, reason: "wrong_shape" }
               }
@@ -200,6 +237,14 @@ export const make = (
                 return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
               }
               const changed = !samePlan(validated.right, last)
+              if (changed && only !== undefined) {
+                // Not what the human approved: the boundary may only accept it as it is.
+                return {
+                  _tag: "Reject",
+                  error: "changed the approved plan: a resume runs only the plan the human approved",
+                  decision: onError
+                }
+              }
               if (changed && !allows(grant, "plan_rewrite")) {
                 return undeclaredContribution(participant.failure, "changed the plan", "plan_rewrite")
               }
@@ -243,9 +288,24 @@ export const make = (
   })
   // Sync-only points run without an exit hook while spans are not collected.
   const sync = syncOnly(participants)
+  const requiredAt = requiredId === undefined ? -1 : participants.findIndex((p) => p.id === requiredId)
   return {
     hookCount: participants.length,
     run: (request, plan, info) =>
-      participants.length === 0 ? Effect.succeed(plan) : guarded((inflight) => body(request, plan, info, inflight), sync)
+      participants.length === 0
+        ? Effect.succeed(plan)
+        : guarded((inflight) => body(request, plan, info, inflight, undefined), sync),
+    runRequired: (request, plan, info) =>
+      requiredAt < 0
+        ? Effect.succeed(plan)
+        : guarded((inflight) => body(request, plan, info, inflight, requiredAt), sync).pipe(
+          // Only the required hook ran, and it fails closed with its own
+          // error: a `HookFailed` cannot come out of it.
+          Effect.catchTag("HookFailed", (error) =>
+            Effect.fail(
+              new RequiredAfterPlanningError({ hookName: error.hookName, phase: info.phase, detail: error.message, cause: error })
+            )
+          )
+        )
   }
 }

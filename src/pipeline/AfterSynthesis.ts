@@ -79,6 +79,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
             inflight,
             failure: participant.failure,
             execution: participant.execution,
+            limit: participant.limit,
             call: () => handler(request.context, input),
             plain: plain === undefined ? undefined : () => plain(request.context, input),
             accept: (value): Verdict<string> => {

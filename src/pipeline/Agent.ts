@@ -17,6 +17,7 @@ import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
 import * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { ExecutionRecord } from "../domain/ExecutionRecord.js"
+import * as CheckpointKey from "../stores/CheckpointKey.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 import { ApprovalPolicy } from "./Approval.js"
@@ -38,7 +39,7 @@ import * as StoreConfig from "./StoreConfig.js"
  * Layer's error and requirements, `H` the hooks (what they need is
  * `Hook.Requirements<H>`; `EH`/`RB` what building them fails with and
  * needs), `T` the tools (their handlers need `ToolRegistry.Requirements<T>`),
- * `ES`/`RS` and `EC`/`RC` the stores'.
+ * `ES`/`RS` and `EC`/`RC` the stores', `EK`/`RK` the checkpoint key's.
  *
  * @since 0.1.0
  */
@@ -52,7 +53,9 @@ export interface AgentConfig<
   ES,
   RS,
   EC,
-  RC
+  RC,
+  EK = never,
+  RK = never
 > {
   /**
    * The language model: `OfflineModel.layer` (deterministic, no network),
@@ -82,6 +85,16 @@ export interface AgentConfig<
   readonly executionStore?: Layer.Layer<ExecutionStore.ExecutionStore, ES, RS> | undefined
   /** Where HITL checkpoints wait. Default: `CheckpointStore.layerMemory`. */
   readonly checkpointStore?: Layer.Layer<CheckpointStore.CheckpointStore, EC, RC> | undefined
+  /**
+   * The key that seals HITL checkpoints (binds each to the plan the human
+   * approves; a resume verifies it). Default: `CheckpointKey.layerRandom`,
+   * a key of this agent's own — its checkpoints cannot be resumed by
+   * another process, another agent Layer or after a restart (they are
+   * refused as `tampered`). With a shared or persistent checkpoint store,
+   * give every agent the same key: `CheckpointKey.layerConfig()`
+   * (`AGENT_CHECKPOINT_KEY`) or `CheckpointKey.layerFile(path)`.
+   */
+  readonly checkpointKey?: Layer.Layer<CheckpointKey.CheckpointKey, EK, RK> | undefined
   /** Human-in-the-loop: may suspend a phase's plan for a decision. Default: approve everything. */
   readonly approval?: ApprovalPolicy["Type"] | undefined
   /** The short-circuit gate (cache reads, variation dimensions). Default: `ShortCircuit.defaultGate`. */
@@ -109,7 +122,10 @@ export interface AgentConfig<
 export type Services = Pipeline | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
 
 const optionalServices = (
-  config: Pick<AgentConfig<unknown, unknown, never, unknown, unknown, never, unknown, unknown, unknown, unknown>, "approval" | "gate" | "promptBuilder" | "conversationHistory">
+  config: Pick<
+    AgentConfig<unknown, unknown, never, unknown, unknown, never, unknown, unknown, unknown, unknown, unknown, unknown>,
+    "approval" | "gate" | "promptBuilder" | "conversationHistory"
+  >
 ) => {
   let services = Context.empty()
   if (config.approval !== undefined) services = Context.add(services, ApprovalPolicy, config.approval)
@@ -149,13 +165,15 @@ export const layer = <
   ES = never,
   RS = never,
   EC = never,
-  RC = never
+  RC = never,
+  EK = never,
+  RK = never
 >(
-  config: AgentConfig<EM, RM, H, EH, RB, T, ES, RS, EC, RC>
+  config: AgentConfig<EM, RM, H, EH, RB, T, ES, RS, EC, RC, EK, RK>
 ): Layer.Layer<
   Services,
-  AgentConfigError | EM | EH | ES | EC,
-  RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
+  AgentConfigError | EM | EH | ES | EC | EK,
+  RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
 > => {
   // Invalid options fail the pipeline Layer below; nothing built from them runs then.
   const options = Options.resolve(config.options)
@@ -180,7 +198,8 @@ export const layer = <
     hooks,
     inference,
     ToolRegistry.layer(config.tools as ReadonlyArray<ToolRegistry.ToolEntry<ToolRegistry.Requirements<T>>>),
-    Layer.succeedContext(optionalServices(config))
+    Layer.succeedContext(optionalServices(config)),
+    config.checkpointKey ?? CheckpointKey.layerRandom
   )
   const stores = Layer.merge(
     config.executionStore ?? ExecutionStore.layerMemory(),
@@ -217,20 +236,26 @@ export const layerOffline = <
   ES = never,
   RS = never,
   EC = never,
-  RC = never
+  RC = never,
+  EK = never,
+  RK = never
 >(
-  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC>, "model">
+  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC, EK, RK>, "model">
 ): Layer.Layer<
   Services,
-  AgentConfigError | EH | ES | EC,
-  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
+  AgentConfigError | EH | ES | EC | EK,
+  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
 > => layer({ ...config, model: OfflineModel.layer })
 
 /**
  * An agent whose stores come from configuration ({@link StoreConfig}:
  * `AGENT_STORE=memory|sqlite|postgres`, `SQLITE_PATH`, `DATABASE_URL`) —
  * by default the SQLite file `./data/agent.db`, so records survive a
- * restart. Unless `model` is given, so does the model ({@link ModelConfig}:
+ * restart — and so does its checkpoint key: `AGENT_CHECKPOINT_KEY` when
+ * set; otherwise, with SQLite, a key file beside the database (created on
+ * first use, owner-only), with memory a random key, and with PostgreSQL
+ * `AGENT_CHECKPOINT_KEY` is required. Unless `model` is given, so does the
+ * model ({@link ModelConfig}:
  * `AGENT_MODEL=offline|openai:<model>|anthropic:<model>`, `OPENAI_BASE_URL`,
  * `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) — by default the offline model.
  * Every other part as in {@link layer}.
@@ -258,7 +283,10 @@ export const layerConfig = <
   T extends ToolRegistry.Any = never
 >(
   config:
-    & Omit<AgentConfig<EM, RM, H, EH, RB, T, never, never, never, never>, "model" | "executionStore" | "checkpointStore">
+    & Omit<
+      AgentConfig<EM, RM, H, EH, RB, T, never, never, never, never>,
+      "model" | "executionStore" | "checkpointStore" | "checkpointKey"
+    >
     & { readonly model?: Layer.Layer<LanguageModel.LanguageModel, EM, RM> | undefined }
 ): Layer.Layer<
   Services,
@@ -273,7 +301,8 @@ export const layerConfig = <
         ...config,
         model,
         executionStore: stores.executionStore,
-        checkpointStore: stores.checkpointStore
+        checkpointStore: stores.checkpointStore,
+        checkpointKey: stores.checkpointKey
       })
     })
   )
@@ -334,15 +363,17 @@ export const layerTest = <
   ES = never,
   RS = never,
   EC = never,
-  RC = never
+  RC = never,
+  EK = never,
+  RK = never
 >(
-  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC>, "model"> & {
+  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC, EK, RK>, "model"> & {
     readonly script: ScriptedModel.Script
   }
 ): Layer.Layer<
   Services | TestAgent,
-  AgentConfigError | EH | ES | EC,
-  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC
+  AgentConfigError | EH | ES | EC | EK,
+  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
 > =>
   Layer.unwrapEffect(
     Effect.map(ScriptedModel.make(config.script), (scripted) => {

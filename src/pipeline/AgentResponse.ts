@@ -37,7 +37,21 @@ export class Completed extends Schema.TaggedClass<Completed>("effect-agent-pipel
 }) {}
 
 /**
- * The request is suspended at a HITL checkpoint.
+ * The request is suspended at a HITL checkpoint. The checkpoint carries what
+ * to show the approver — the `plan`, its `reason`, and `planDigest` (the
+ * SHA-256 of the plan's canonical JSON), which the approver's decision
+ * echoes back: `resume(checkpointId, decision, { planDigest })`.
+ *
+ * @example
+ * ```ts
+ * import { AgentResponse } from "effect-agent-pipeline"
+ *
+ * const forApprover = (suspended: AgentResponse.Suspended) => ({
+ *   checkpointId: suspended.checkpoint.checkpointId,
+ *   steps: suspended.checkpoint.plan.steps.map((s) => `${s.capability} ${JSON.stringify(s.parameters)}`),
+ *   planDigest: suspended.checkpoint.planDigest
+ * })
+ * ```
  *
  * @since 0.1.0
  */

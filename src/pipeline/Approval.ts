@@ -1,9 +1,13 @@
 /**
- * Human-in-the-loop approval (DESIGN §4 step 5). After AfterPlanning accepts
- * a phase's plan, an `ApprovalPolicy` may suspend the request with a
- * checkpoint. `Pipeline.resume(checkpointId, decision)` executes the
- * approved plan *without* running AfterPlanning again (it is approved state,
- * not a newly produced plan), or — rejected — ends `Rejected`.
+ * Human-in-the-loop approval (DESIGN §4 step 5, §7 "an approval binds to
+ * what was approved"). After AfterPlanning accepts a phase's plan, an
+ * `ApprovalPolicy` may suspend the request with a checkpoint, sealed with
+ * the agent's `CheckpointKey` (its plan's `planDigest` and a `mac` over
+ * everything it holds). `Pipeline.resume(checkpointId, decision, options)`
+ * verifies the seal — and the `planDigest` the approver echoes — before
+ * anything is claimed or runs; approved, it runs the required after-planning
+ * hook again on the stored plan (ordinary AfterPlanning hooks do not run
+ * again: C8) and then executes that plan, or — rejected — ends `Rejected`.
  *
  * @since 0.1.0
  */
@@ -11,7 +15,7 @@ import { Context, Effect, Layer } from "effect"
 import type { PipelineContext } from "../domain/PipelineContext.js"
 import type { RoutingPlan } from "../domain/RoutingPlan.js"
 
-export { Checkpoint } from "../domain/Checkpoint.js"
+export { Checkpoint, HexDigest, planText, Sealed, sealedText, type Unsealed } from "../domain/Checkpoint.js"
 
 /**
  * The policy's verdict on a plan.
@@ -76,7 +80,44 @@ export const layerApproveAll: Layer.Layer<ApprovalPolicy> = Layer.succeed(Approv
 /**
  * A human's decision on a checkpoint: `approve` runs the saved plan;
  * `reject` ends the resume `Rejected` (a decided outcome, not an error).
+ * Exactly these two strings: anything else given to `resume` at run time
+ * (`"APPROVE"`, `true`) is `CheckpointError` `invalid_decision`.
  *
  * @since 0.1.0
  */
 export type ApprovalDecision = "approve" | "reject"
+
+/**
+ * Whether a value is exactly an {@link ApprovalDecision} (what `resume`
+ * checks untyped input with: case matters, nothing is coerced).
+ *
+ * @example
+ * ```ts
+ * import { Approval } from "effect-agent-pipeline"
+ *
+ * Approval.isApprovalDecision("approve") // true
+ * Approval.isApprovalDecision("APPROVE") // false
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isApprovalDecision = (u: unknown): u is ApprovalDecision => u === "approve" || u === "reject"
+
+/**
+ * Options of `resume`: `planDigest` is the digest of the plan the approver
+ * was shown (`checkpoint.planDigest`, echoed back by a UI or a server). When
+ * given, it must be the stored checkpoint's, or the resume fails with
+ * `CheckpointError` `plan_mismatch` and nothing runs.
+ *
+ * @example
+ * ```ts
+ * import type { Approval } from "effect-agent-pipeline"
+ *
+ * const options = (checkpoint: Approval.Checkpoint): Approval.ResumeOptions => ({ planDigest: checkpoint.planDigest })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface ResumeOptions {
+  readonly planDigest?: string | undefined
+}

@@ -6,6 +6,15 @@
  * an enrichment is recorded as a `planning_enrichment:<key>` effect with the
  * exact before/after values.
  *
+ * A hook's result is read once, where it enters, into checked copies:
+ * enrichments and short-circuit payloads as JSON values (at most
+ * `Json.MAX_DEPTH` levels; each enrichment measured on the way for
+ * `maxEnrichmentBytes`), tool entries rebuilt from their fields and
+ * described. A value that is not JSON (a `bigint`, a cycle, a `Date`…) or
+ * that throws when read (a getter, a Proxy) fails only that hook run with
+ * `invalid_result` — a result that is not the stage's shape at all with
+ * `wrong_shape` — under its failure policy; nothing of it is applied.
+ *
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
@@ -155,13 +164,15 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
             inflight,
             failure,
             execution: participant.execution,
+            limit: participant.limit,
             // The hook sees a snapshot of the enrichments accumulated so far.
             call: () => handler(snapshot(), gate),
             plain: participant.plain === undefined ? undefined : () => participant.plain?.(snapshot(), gate),
             accept: (value): Verdict<Step> => {
-              const changes = readChanges(value)
-              if (typeof changes === "string") {
-                return { _tag: "Reject", error: `wrong result shape: ${changes}`, decision: onError, reason: "wrong_shape" }
+              // Read once into checked copies: nothing of the hook's own value is used after this.
+              const changes = readChanges(value, maxEnrichmentBytes)
+              if ("error" in changes) {
+                return { _tag: "Reject", error: changes.error, decision: onError, reason: changes.reason }
               }
               const enriches = changes.remove.length > 0 || Object.keys(changes.set).length > 0
               const decides = (changes.legacy !== undefined && changes.legacy !== null) ||

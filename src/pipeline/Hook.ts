@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import type { Duration, Effect } from "effect"
 import type * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { JsonObject } from "../domain/Json.js"
 import type { Document, MemoryRecord } from "../domain/Operation.js"
@@ -163,6 +163,14 @@ export interface Hook<R = never> {
   readonly enabled?: boolean | undefined
   /** How its runs execute (default `Hook.blocking`). */
   readonly execution?: ExecutionPolicy | undefined
+  /**
+   * How long one run of any of its handlers may take (default: the
+   * pipeline's `hookTimeout`, 30 seconds; `Hook.deadline(d)` sets it too).
+   * An overrun is interrupted and recorded `timed_out`; its failure policy
+   * decides. A guard's timeout counts its own time, not the operation it
+   * wraps. Applies to detached runs too.
+   */
+  readonly timeout?: Duration.DurationInput | undefined
   /** What its failure means (default: per point). */
   readonly failure?: FailurePolicy | undefined
   /** The contributions it may make (default: every one its points allow). */

@@ -23,6 +23,7 @@ import { type Capability, type Grant, isCapability } from "../runtime/Capability
 import type { OperationHandlers } from "../runtime/OperationHooks.js"
 import { blocking, type ExecutionPolicy } from "../runtime/Policy.js"
 import * as Subscription from "../runtime/Subscription.js"
+import type { RunLimit } from "../runtime/internal/bounded.js"
 import type * as Hook from "./Hook.js"
 
 /**
@@ -75,6 +76,51 @@ export const OPERATION_KEYS = {
 
 const EXECUTION_TAGS = new Set(["Blocking", "Deadline", "FireAndRecord", "Background"])
 
+/** Every key a hook may have: anything else is a mistake (`beforePlaning`), never silently ignored. */
+const HOOK_KEYS: ReadonlyArray<string> = [
+  "name",
+  "required",
+  "priority",
+  "dependsOn",
+  "enabled",
+  "execution",
+  "failure",
+  "capabilities",
+  "timeout",
+  ...STAGE_HANDLERS,
+  "around",
+  "guard",
+  ...Object.keys(TRANSFORM_HANDLERS)
+]
+const KNOWN_KEYS: ReadonlySet<string> = new Set(HOOK_KEYS)
+
+/** Edit distance, for a "did you mean" on a misspelled key (keys are short). */
+const distance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = row
+  }
+  return previous[b.length]!
+}
+
+const unknownKey = (key: string): string => {
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const known of HOOK_KEYS) {
+    const d = distance(key.toLowerCase(), known.toLowerCase())
+    if (d < bestDistance) {
+      best = known
+      bestDistance = d
+    }
+  }
+  const hint = best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 4)) ? ` (did you mean "${best}"?)` : ""
+  return `unknown key "${key}"${hint}: a hook has ${HOOK_KEYS.join(", ")}`
+}
+
 const handlerProblem = (key: string, value: unknown): string | undefined =>
   value !== undefined && typeof value !== "function" ? `${key} is a ${typeof value}, not a function` : undefined
 
@@ -95,6 +141,9 @@ const entryProblem = (entry: unknown): string | undefined => {
   if (typeof entry !== "object") return `entry is a ${typeof entry}, not a hook`
   const record = entry as Record<string, unknown>
   if (typeof record.name !== "string" || record.name.length === 0) return "hook has no non-empty string name"
+  for (const key of Object.keys(record)) {
+    if (!KNOWN_KEYS.has(key)) return unknownKey(key)
+  }
   for (const key of [...STAGE_HANDLERS, ...Object.keys(TRANSFORM_HANDLERS)]) {
     const problem = handlerProblem(key, record[key])
     if (problem !== undefined) return problem
@@ -225,7 +274,8 @@ const guardProblem = <R>(hook: Hook.Hook<R>): InvalidHookSubscription | undefine
  * @since 0.1.0
  */
 export const registryOf = <R>(
-  hooks: ReadonlyArray<Hook.Hook<R>>
+  hooks: ReadonlyArray<Hook.Hook<R>>,
+  limit?: RunLimit | undefined
 ): Either.Either<Subscription.Registry<HandlerMap<R>>, HookConfigError> => {
   const specs: Array<Subscription.Spec<HandlerMap<R>>> = []
   for (let index = 0; index < hooks.length; index++) {
@@ -245,10 +295,11 @@ export const registryOf = <R>(
       execution,
       // The required hook fails closed at its after-planning point.
       failure: hook.failure ?? (hook.required === true ? "fail_closed" : undefined),
-      grant: grant.right
+      grant: grant.right,
+      timeout: hook.timeout
     })
   }
-  const registry = Subscription.build(specs)
+  const registry = Subscription.build(specs, limit)
   if (Either.isLeft(registry)) return Either.left(registry.left)
   const afterPlanning = registry.right.at("after_planning")
   const required = afterPlanning.findIndex((p) => isRequired(hooks[p.index]!))

@@ -13,10 +13,11 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, type Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, type Stream } from "effect"
 import { Inference } from "../ai/Inference.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
+import { CheckpointKey, makeRandom } from "../stores/CheckpointKey.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
 import { ExecutionStore } from "../stores/ExecutionStore.js"
 import * as LeaseKeeper from "../runtime/LeaseKeeper.js"
@@ -24,7 +25,7 @@ import { AfterExecution } from "./AfterExecution.js"
 import { AfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis } from "./AfterSynthesis.js"
 import type { AgentResponse, Completed, PipelineResult, StreamEvent, Suspended } from "./AgentResponse.js"
-import { type ApprovalDecision, ApprovalPolicy } from "./Approval.js"
+import { type ApprovalDecision, ApprovalPolicy, type ResumeOptions } from "./Approval.js"
 import { BeforePlanning } from "./BeforePlanning.js"
 import * as ConversationHistory from "./ConversationHistory.js"
 import { makeBufferedRequest } from "./internal/bufferedRequest.js"
@@ -68,15 +69,30 @@ export declare namespace Pipeline {
     /** Streams synthesis tokens, then the final (post-hook) response or the suspension. */
     readonly stream: (input: PipelineRequest.Input) => Stream.Stream<StreamEvent, PipelineError>
     /**
-     * Resumes a suspended request with a human's decision. `approve` runs the
-     * approved plan without AfterPlanning (`Completed`, or `Suspended` again
-     * at a later phase); `reject` ends `Rejected` (nothing of the plan runs).
-     * The checkpoint is claimed while the resume runs: it is gone once the
-     * resume succeeded, and resumable again after a failure or interruption.
-     * Fails with `CheckpointError` `not_found` (unknown or already resumed)
-     * or `already_claimed` (another resume is running it).
+     * Resumes a suspended request with a human's decision — exactly
+     * `"approve"` or `"reject"` (anything else at run time:
+     * `CheckpointError` `invalid_decision`, nothing claimed). The stored
+     * checkpoint's seal is verified before it is claimed and again once
+     * claimed: one that does not decode or does not verify with this agent's
+     * checkpoint key is `tampered` (it stays stored, the attempt is recorded,
+     * nothing runs). `options.planDigest`, the digest of the plan the
+     * approver saw, must be the checkpoint's (`plan_mismatch`).
+     *
+     * `approve` runs the required after-planning hook again on the stored
+     * plan (a rejection, or a changed plan, is `RequiredAfterPlanningError`;
+     * no other AfterPlanning hook runs again), then the plan (`Completed`, or
+     * `Suspended` again at a later phase); `reject` ends `Rejected` (nothing
+     * of the plan runs). The checkpoint is claimed while the resume runs: it
+     * is gone once the resume succeeded, and resumable again after a failure
+     * or interruption. Also fails with `CheckpointError` `not_found`
+     * (unknown or already resumed) or `already_claimed` (another resume is
+     * running it).
      */
-    readonly resume: (checkpointId: string, decision: ApprovalDecision) => Effect.Effect<PipelineResult, PipelineError>
+    readonly resume: (
+      checkpointId: string,
+      decision: ApprovalDecision,
+      options?: ResumeOptions
+    ) => Effect.Effect<PipelineResult, PipelineError>
     /** Workflow mode: executes a given plan and synthesizes; runs no pipeline hooks (C20). */
     readonly executePlanWithSynthesis: (
       input: PipelineRequest.Input,
@@ -106,6 +122,9 @@ export const make = (options?: PipelineOptions) =>
     const store = yield* ExecutionStore
     const checkpoints = yield* CheckpointStore
     const approval = yield* Effect.serviceOption(ApprovalPolicy)
+    // Without a key (a pipeline built by hand), a fresh one: its checkpoints
+    // resume only in this pipeline, and are refused elsewhere (fail closed).
+    const checkpointKey = Option.getOrElse(yield* Effect.serviceOption(CheckpointKey), makeRandom)
     const prompts = yield* PromptBuilder.current
     const preparer = yield* ConversationHistory.currentPreparer
     const gate = yield* Effect.serviceOption(ShortCircuit.Gate)
@@ -113,16 +132,26 @@ export const make = (options?: PipelineOptions) =>
     // Every part is built once, here: per request, only its closures run.
     // Running records' owner leases, renewed while this pipeline lives.
     const leases = yield* LeaseKeeper.make(Duration.toMillis(resolved.recordLease))
-    const begin = makeBegin({ limits, recording, store, preparer, operations, leases })
+    const begin = makeBegin({
+      limits,
+      recording,
+      store,
+      preparer,
+      operations,
+      leases,
+      maxRecordBytes: resolved.maxRecordBytes
+    })
     const { executePhase, runPhases, validationFor } = makePhaseLoop({
       concurrency,
       maxPhases,
       toolTimeout: resolved.toolTimeout,
+      maxToolResultBytes: resolved.maxToolResultBytes,
       inference,
       tools,
       operations,
       afterPlanning,
       checkpoints,
+      checkpointKey,
       approval,
       prompts
     })
@@ -141,9 +170,14 @@ export const make = (options?: PipelineOptions) =>
     const { buffered, process } = makeBufferedRequest({ begin, inference, stages, operations })
     const stream = makeStreamRequest({ begin, inference, operations, stages, chunkBytes })
     const resume = makeResumeRequest({
+      maxRecordBytes: resolved.maxRecordBytes,
       recording,
       store,
       checkpoints,
+      checkpointKey,
+      afterPlanning,
+      validationFor: (priorStepIds) => validationFor(priorStepIds),
+      hookScope: stages.hookScope,
       operations,
       buffered,
       instance: yield* Effect.sync(newId),
@@ -165,7 +199,9 @@ export const make = (options?: PipelineOptions) =>
  * The pipeline as a Layer over its services, each taken from the context.
  * This is the low-level building block: assemble agents with `Agent.layer`,
  * which names every part (the model is required) and provides this Layer
- * with them.
+ * with them. A `CheckpointKey` in the context seals and verifies its
+ * checkpoints; without one, the pipeline makes a random key of its own
+ * (its checkpoints cannot be resumed by any other pipeline).
  *
  * @example
  * ```ts

@@ -8,7 +8,8 @@
  *
  * @since 0.1.0
  */
-import { Context, type Duration, Effect, Either, Layer, type Scope } from "effect"
+import { Context, Duration, Effect, Either, Layer, type Scope } from "effect"
+import { defaultLimit, type RunLimit } from "../runtime/internal/bounded.js"
 import { isGuardable } from "../domain/Operation.js"
 import * as BackgroundPool from "../runtime/BackgroundPool.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
@@ -100,6 +101,12 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
   return provided as unknown as Hook.Hook<never>
 }
 
+/** The bound of hook runs that set none of their own. */
+const limitOf = (options: Options | undefined): RunLimit => ({
+  timeout: options?.hookTimeout === undefined ? defaultLimit.timeout : Duration.decode(options.hookTimeout),
+  grace: options?.hookGracePeriod === undefined ? defaultLimit.grace : Duration.decode(options.hookGracePeriod)
+})
+
 /**
  * Validates hooks and builds the stage services and the hook runtime (its
  * pool lives in the current scope).
@@ -114,7 +121,8 @@ export const make = <R>(
     const validated = validate(hooks)
     if (Either.isLeft(validated)) return yield* Effect.fail(validated.left)
     const context = servicesOf(yield* Effect.context<R>())
-    const registry = registryOf(validated.right.map((h) => provideTo(h, context)))
+    const limit = limitOf(options)
+    const registry = registryOf(validated.right.map((h) => provideTo(h, context)), limit)
     if (Either.isLeft(registry)) return yield* Effect.fail(registry.left)
     const at = registry.right.at
     const pool = yield* BackgroundPool.make(options)
@@ -122,7 +130,7 @@ export const make = <R>(
       around: (operation) => at(`around_${operation}`),
       guard: (operation) => (isGuardable(operation) ? at(`guard_${operation}`) : []),
       transform: (point) => at(point)
-    }, pool.detach)
+    }, pool.detach, limit)
     return Context.empty().pipe(
       Context.add(BeforePlanning, makeBeforePlanning(at("before_planning"))),
       Context.add(AfterPlanning, makeAfterPlanning(at("after_planning"), validated.right.find(isRequired)?.name)),

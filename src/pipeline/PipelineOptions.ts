@@ -1,9 +1,12 @@
 /**
  * The pipeline's tuning knobs, their defaults, and the check that turns
- * what a caller wrote into the values the pipeline runs with. A bad value
- * (a zero concurrency, a fractional phase count, an unknown option from a
- * JavaScript caller) fails the pipeline Layer with `InvalidPipelineOptions`
- * instead of silently running with something else.
+ * what a caller wrote into the values the pipeline runs with. Every option
+ * has a documented range, both ends ({@link integerBounds},
+ * {@link durationBounds}); a bad value (a zero concurrency, a fractional
+ * phase count, a million retries, a lease of a year, an unknown option
+ * from a JavaScript caller) fails the pipeline Layer with
+ * `InvalidPipelineOptions` naming the option and its range, instead of
+ * silently running with something else.
  *
  * @since 0.1.0
  */
@@ -31,28 +34,47 @@ import { MEBIBYTE } from "../domain/PipelineRequest.js"
  * @since 0.1.0
  */
 export interface PipelineOptions {
-  /** Planning phases before synthesis is forced (default 3; an integer ≥ 1). */
+  /** Planning phases before synthesis is forced (default 3; an integer from 1 to 100). */
   readonly maxPhases?: number | undefined
-  /** Tool calls of one phase in flight at once (default 4; an integer ≥ 1). */
+  /** Tool calls of one phase in flight at once (default 4; an integer from 1 to 1024). */
   readonly concurrency?: number | undefined
   /** Record execution evidence (default true). Off: nothing is stored and effect reports are no-ops. */
   readonly recording?: boolean | undefined
-  /** UTF-8 bytes per token event when a short-circuit answer is streamed (default 64; an integer ≥ 4). */
+  /** UTF-8 bytes per token event when a short-circuit answer is streamed (default 64; an integer from 4 to 1 MiB). */
   readonly shortCircuitChunkBytes?: number | undefined
-  /** Largest request text in UTF-8 bytes (default 1 MiB). Larger: `InvalidRequest` `too_large`. */
+  /** Largest request text in UTF-8 bytes (default 1 MiB, at most 1 GiB). Larger: `InvalidRequest` `too_large`. */
   readonly maxRequestBytes?: number | undefined
-  /** Largest request metadata, as the UTF-8 size of its JSON text (default 1 MiB). */
+  /** Largest request metadata, as the UTF-8 size of its JSON text (default 1 MiB, at most 1 GiB). */
   readonly maxMetadataBytes?: number | undefined
   /**
    * Largest total size of the enrichments (the JSON text of all of them)
-   * that BeforePlanning may build up (default 1 MiB). A hook whose changes
+   * that BeforePlanning may build up (default 1 MiB, at most 1 GiB). A hook whose changes
    * would exceed it fails open: its changes are dropped and recorded as
    * `fail_open / continue / hook_error`.
    */
   readonly maxEnrichmentBytes?: number | undefined
   /**
-   * How long a running request's record lease holds (default 30 seconds,
-   * at least 1 second). The pipeline renews its running
+   * Largest tool result, as the UTF-8 size of its JSON text (default 1 MiB,
+   * at most 1 GiB). A larger result fails its step with `invalid_result`
+   * ("result too large"); the record does not keep it, and the request goes
+   * on to synthesis.
+   */
+  readonly maxToolResultBytes?: number | undefined
+  /**
+   * The most text one model call may answer, in UTF-8 bytes (default 1 MiB,
+   * at most 1 GiB): a buffered answer over it fails the stage with
+   * `reason: "output_too_large"`; a stream stops at it.
+   */
+  readonly maxModelOutputBytes?: number | undefined
+  /**
+   * The largest execution record the recorder writes, as the UTF-8 size of
+   * its JSON text (default 16 MiB; from 64 KiB to 1 GiB). What would pass it
+   * is cut, and the record says so.
+   */
+  readonly maxRecordBytes?: number | undefined
+  /**
+   * How long a running request's record lease holds (default 30 seconds;
+   * from 1 second to 24 hours). The pipeline renews its running
    * records' leases every third of it, writing their newest snapshot; a
    * record whose lease ran out (its process died) is marked `abandoned` by
    * the store's sweep.
@@ -60,14 +82,15 @@ export interface PipelineOptions {
   readonly recordLease?: Duration.DurationInput | undefined
   /**
    * How long a resume holds the claim on its checkpoint (default 5 minutes;
-   * a positive, finite duration). While it holds, another resume of the
+   * positive, at most 24 hours). While it holds, another resume of the
    * same checkpoint fails with `CheckpointError` `already_claimed`; once it
    * ran out (the resuming process died, or the resume overran it), the
    * checkpoint can be resumed again. Set it above your longest resume.
    */
   readonly checkpointClaimLease?: Duration.DurationInput | undefined
   /**
-   * How long one model call may take (default 60 seconds): per attempt; for
+   * How long one model call may take (default 60 seconds; positive, at most
+   * 24 hours): per attempt; for
    * a streamed answer, the longest wait for its next part. An overrun is
    * retried like any transient failure, then fails the stage with
    * `reason: "timed_out"`.
@@ -76,14 +99,15 @@ export interface PipelineOptions {
   /**
    * Retries of a model call after a transient failure — HTTP 429, 408, 409,
    * 5xx, a refused or reset connection, a provider response that does not
-   * parse, a timeout (default 2; an integer ≥ 0). A stream is retried only
+   * parse, a timeout (default 2; an integer from 0 to 10). A stream is retried only
    * before it delivered any text.
    */
   readonly modelRetries?: number | undefined
-  /** The first retry's delay, doubled for each next one (default 500 ms). */
+  /** The first retry's delay, doubled for each next one (default 500 ms; positive, at most 1 hour). */
   readonly modelRetryDelay?: Duration.DurationInput | undefined
   /**
-   * The longest delay between retries (default 30 seconds). A `retry-after`
+   * The longest delay between retries (default 30 seconds; positive, at most
+   * 24 hours). A `retry-after`
    * header is honoured up to it; a provider asking for a longer wait gets
    * no retry (the call fails at once).
    */
@@ -91,12 +115,12 @@ export interface PipelineOptions {
   /**
    * Planning answers that are not a plan are asked again, with the rejected
    * output and the decode error in the prompt, this many times (default 1;
-   * an integer ≥ 0). Then `PlanningError` `invalid_plan`, whose `output`
+   * an integer from 0 to 10). Then `PlanningError` `invalid_plan`, whose `output`
    * keeps the last answer.
    */
   readonly planReasks?: number | undefined
   /**
-   * How long a tool call may run (default 30 seconds; a tool entry's own
+   * How long a tool call may run (default 30 seconds, at most 24 hours; a tool entry's own
    * `timeout` overrides it). An overrun interrupts the tool; its step fails
    * with `timed_out` and the request goes on.
    */
@@ -110,7 +134,7 @@ export interface PipelineOptions {
   readonly modelCalls?: ModelCallRecording | undefined
   /**
    * How long one run of a hook may take when the hook sets no bound of its
-   * own (default 30 seconds; a hook's `timeout` or `Hook.deadline(d)`
+   * own (default 30 seconds, at most 24 hours; a hook's `timeout` or `Hook.deadline(d)`
    * overrides it). Every run of every kind is bounded: stage handlers,
    * transforms, guards (their own time, not the operation's), Around
    * `begin` and `finish`, detached runs. An overrun is interrupted and
@@ -119,7 +143,7 @@ export interface PipelineOptions {
   readonly hookTimeout?: Duration.DurationInput | undefined
   /**
    * How long a hook run that overran (or whose request was canceled) gets to
-   * stop once interrupted (default 1 second). Work that ignores interruption
+   * stop once interrupted (default 1 second, at most 1 hour). Work that ignores interruption
    * longer is abandoned — recorded as such — and never holds up the request
    * or shutdown.
    */
@@ -135,6 +159,27 @@ type DurationOption =
   | "toolTimeout"
   | "hookTimeout"
   | "hookGracePeriod"
+
+/**
+ * A duration option's range (see {@link durationBounds}).
+ *
+ * @since 0.1.0
+ */
+export interface DurationRange {
+  readonly min: Duration.Duration
+  /** Whether `min` itself is allowed (otherwise: strictly above it). */
+  readonly inclusive: boolean
+  readonly max: Duration.Duration
+  /** The range in words, for the error detail. */
+  readonly text: string
+}
+
+const positiveUpTo = (max: Duration.Duration, maxText: string): DurationRange => ({
+  min: Duration.zero,
+  inclusive: false,
+  max,
+  text: `above zero and at most ${maxText}`
+})
 
 /**
  * Options with every default filled in (and durations decoded).
@@ -160,6 +205,9 @@ export const defaults: Resolved = {
   maxRequestBytes: MEBIBYTE,
   maxMetadataBytes: MEBIBYTE,
   maxEnrichmentBytes: MEBIBYTE,
+  maxToolResultBytes: MEBIBYTE,
+  maxModelOutputBytes: ModelPolicy.defaults.maxOutputBytes,
+  maxRecordBytes: 16 * MEBIBYTE,
   recordLease: Duration.seconds(30),
   checkpointClaimLease: Duration.minutes(5),
   modelTimeout: ModelPolicy.defaults.timeout,
@@ -173,52 +221,97 @@ export const defaults: Resolved = {
   hookGracePeriod: Duration.seconds(1)
 }
 
-const atLeast = (min: number) =>
-  Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(min, { message: () => `must be an integer ≥ ${min}` })))
+/**
+ * One gibibyte: the largest value of every byte limit.
+ *
+ * @since 0.1.0
+ */
+export const GIBIBYTE = 1_073_741_824
 
-const isPositiveDuration = (u: unknown): u is Duration.DurationInput =>
-  u !== undefined &&
-  Option.exists(Duration.decodeUnknown(u), (d) => Duration.isFinite(d) && Duration.greaterThan(d, Duration.zero))
+/**
+ * The range of each numeric option (both ends included). Durations are
+ * bounded too: see {@link durationBounds}.
+ *
+ * @since 0.1.0
+ */
+export const integerBounds = {
+  maxPhases: { min: 1, max: 100 },
+  concurrency: { min: 1, max: 1024 },
+  shortCircuitChunkBytes: { min: 4, max: MEBIBYTE },
+  maxRequestBytes: { min: 1, max: GIBIBYTE },
+  maxMetadataBytes: { min: 1, max: GIBIBYTE },
+  maxEnrichmentBytes: { min: 1, max: GIBIBYTE },
+  maxToolResultBytes: { min: 1, max: GIBIBYTE },
+  maxModelOutputBytes: { min: 1, max: GIBIBYTE },
+  // A record always has room for its own skeleton (ids, lifecycle, decisions).
+  maxRecordBytes: { min: 65_536, max: GIBIBYTE },
+  modelRetries: { min: 0, max: 10 },
+  planReasks: { min: 0, max: 10 }
+} as const
 
-const positiveDuration = Schema.optional(
-  Schema.declare(isPositiveDuration, {
-    identifier: "DurationInput",
-    message: () => 'must be a positive, finite duration (a Duration, milliseconds, or a string like "5 minutes")'
-  })
-)
+/**
+ * The range of each duration option: above `min` (or at least it, when
+ * `inclusive`), at most `max`.
+ *
+ * @since 0.1.0
+ */
+export const durationBounds: { readonly [K in DurationOption]: DurationRange } = {
+  recordLease: { min: Duration.seconds(1), inclusive: true, max: Duration.hours(24), text: "from 1 second to 24 hours" },
+  checkpointClaimLease: positiveUpTo(Duration.hours(24), "24 hours"),
+  modelTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
+  modelRetryDelay: positiveUpTo(Duration.hours(1), "1 hour"),
+  modelMaxRetryDelay: positiveUpTo(Duration.hours(24), "24 hours"),
+  toolTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
+  hookTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
+  hookGracePeriod: positiveUpTo(Duration.hours(1), "1 hour")
+}
 
-const atLeastDuration = (min: Duration.Duration) =>
+const intIn = (min: number, max: number) =>
+  Schema.optional(Schema.Int.pipe(
+    Schema.filter((n) => (n >= min && n <= max) || `must be an integer from ${min} to ${max}`)
+  ))
+
+const durationIn = ({ inclusive, max, min, text }: DurationRange) =>
   Schema.optional(
     Schema.declare(
       (u: unknown): u is Duration.DurationInput =>
         u !== undefined &&
-        Option.exists(Duration.decodeUnknown(u), (d) => Duration.isFinite(d) && Duration.greaterThanOrEqualTo(d, min)),
+        Option.exists(
+          Duration.decodeUnknown(u),
+          (d) =>
+            Duration.isFinite(d) &&
+            (inclusive ? Duration.greaterThanOrEqualTo(d, min) : Duration.greaterThan(d, min)) &&
+            Duration.lessThanOrEqualTo(d, max)
+        ),
       {
         identifier: "DurationInput",
-        message: () => `must be a finite duration of at least ${Duration.format(min)}`
+        message: () => `must be a duration ${text} (a Duration, milliseconds, or a string like "5 minutes")`
       }
     )
   )
 
 const OptionsSchema = Schema.Struct({
-  maxPhases: atLeast(1),
-  concurrency: atLeast(1),
+  maxPhases: intIn(integerBounds.maxPhases.min, integerBounds.maxPhases.max),
+  concurrency: intIn(integerBounds.concurrency.min, integerBounds.concurrency.max),
   recording: Schema.optional(Schema.Boolean),
-  shortCircuitChunkBytes: atLeast(4),
-  maxRequestBytes: atLeast(1),
-  maxMetadataBytes: atLeast(1),
-  maxEnrichmentBytes: atLeast(1),
-  recordLease: atLeastDuration(Duration.seconds(1)),
-  checkpointClaimLease: positiveDuration,
-  modelTimeout: positiveDuration,
-  modelRetries: atLeast(0),
-  modelRetryDelay: positiveDuration,
-  modelMaxRetryDelay: positiveDuration,
-  planReasks: atLeast(0),
-  toolTimeout: positiveDuration,
+  shortCircuitChunkBytes: intIn(integerBounds.shortCircuitChunkBytes.min, integerBounds.shortCircuitChunkBytes.max),
+  maxRequestBytes: intIn(integerBounds.maxRequestBytes.min, integerBounds.maxRequestBytes.max),
+  maxMetadataBytes: intIn(integerBounds.maxMetadataBytes.min, integerBounds.maxMetadataBytes.max),
+  maxEnrichmentBytes: intIn(integerBounds.maxEnrichmentBytes.min, integerBounds.maxEnrichmentBytes.max),
+  maxToolResultBytes: intIn(integerBounds.maxToolResultBytes.min, integerBounds.maxToolResultBytes.max),
+  maxModelOutputBytes: intIn(integerBounds.maxModelOutputBytes.min, integerBounds.maxModelOutputBytes.max),
+  maxRecordBytes: intIn(integerBounds.maxRecordBytes.min, integerBounds.maxRecordBytes.max),
+  recordLease: durationIn(durationBounds.recordLease),
+  checkpointClaimLease: durationIn(durationBounds.checkpointClaimLease),
+  modelTimeout: durationIn(durationBounds.modelTimeout),
+  modelRetries: intIn(integerBounds.modelRetries.min, integerBounds.modelRetries.max),
+  modelRetryDelay: durationIn(durationBounds.modelRetryDelay),
+  modelMaxRetryDelay: durationIn(durationBounds.modelMaxRetryDelay),
+  planReasks: intIn(integerBounds.planReasks.min, integerBounds.planReasks.max),
+  toolTimeout: durationIn(durationBounds.toolTimeout),
   modelCalls: Schema.optional(ModelCallRecording),
-  hookTimeout: positiveDuration,
-  hookGracePeriod: positiveDuration
+  hookTimeout: durationIn(durationBounds.hookTimeout),
+  hookGracePeriod: durationIn(durationBounds.hookGracePeriod)
 })
 
 const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
@@ -230,7 +323,8 @@ const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "err
  * ```ts
  * import { PipelineOptions } from "effect-agent-pipeline"
  *
- * PipelineOptions.resolve({ concurrency: 0 }) // Left(InvalidPipelineOptions: concurrency: must be an integer ≥ 1)
+ * PipelineOptions.resolve({ concurrency: 0 }) // Left(InvalidPipelineOptions: concurrency: must be an integer from 1 to 1024)
+ * PipelineOptions.resolve({ modelRetries: 1e6 }) // Left(InvalidPipelineOptions: modelRetries: must be an integer from 0 to 10)
  * ```
  *
  * @since 0.1.0
@@ -257,7 +351,10 @@ export const resolve = (options: PipelineOptions | undefined): Either.Either<Res
     maxRequestBytes: given.maxRequestBytes ?? defaults.maxRequestBytes,
     maxMetadataBytes: given.maxMetadataBytes ?? defaults.maxMetadataBytes,
     maxEnrichmentBytes: given.maxEnrichmentBytes ?? defaults.maxEnrichmentBytes,
-    recordLease: given.recordLease === undefined ? defaults.recordLease : Duration.decode(given.recordLease),
+    maxToolResultBytes: given.maxToolResultBytes ?? defaults.maxToolResultBytes,
+    maxModelOutputBytes: given.maxModelOutputBytes ?? defaults.maxModelOutputBytes,
+    maxRecordBytes: given.maxRecordBytes ?? defaults.maxRecordBytes,
+    recordLease: durationOr(given.recordLease, defaults.recordLease),
     // Decoded once (an input may be a string to parse).
     checkpointClaimLease: durationOr(given.checkpointClaimLease, defaults.checkpointClaimLease),
     modelTimeout: durationOr(given.modelTimeout, defaults.modelTimeout),
@@ -286,5 +383,6 @@ export const modelPolicy = (options: Resolved): ModelPolicy.ModelPolicy => ({
   retryDelay: options.modelRetryDelay,
   maxRetryDelay: options.modelMaxRetryDelay,
   planReasks: options.planReasks,
-  recordCalls: options.modelCalls
+  recordCalls: options.modelCalls,
+  maxOutputBytes: options.maxModelOutputBytes
 })

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Deferred, Effect } from "effect"
-import type { ToolCallResult } from "../ai/ToolCalls.js"
+import { checkOutput, type ToolCallResult } from "../ai/ToolCalls.js"
 import type { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
@@ -16,6 +16,7 @@ import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/
 import { spanned } from "../runtime/internal/spans.js"
 import { elapsedMillis } from "../runtime/internal/timing.js"
 import { unsafeRecordToolCall } from "../runtime/PipelineMetrics.js"
+import { DEFAULT_MAX_RESULT_BYTES } from "../ai/internal/toolResult.js"
 
 /**
  * Execution options.
@@ -32,6 +33,12 @@ export interface ExecuteOptions {
   readonly callTool?: ((step: RoutingStep, parameters: JsonObject) => Effect.Effect<ToolCallResult>) | undefined
   /** Called with each step's result as soon as the step ends (the record's progress). */
   readonly onStepEnd?: ((result: StepResult) => Effect.Effect<void>) | undefined
+  /**
+   * The largest tool result, in UTF-8 bytes of JSON text, when tools are
+   * called straight through the registry (default 1 MiB): larger, or not
+   * JSON, fails the step with `invalid_result`.
+   */
+  readonly maxResultBytes?: number | undefined
 }
 
 const pick = (value: Json | undefined, path: string): Json | undefined => {
@@ -97,8 +104,11 @@ export const execute: (
   options?: ExecuteOptions
 ) {
     if (plan.steps.length === 0) return []
+    const maxResultBytes = options?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES
     const callTool = options?.callTool ?? ((step: RoutingStep, parameters: JsonObject) =>
-      tools.call(step.namespace, step.agent, step.capability, parameters).pipe(
+      tools.call(step.namespace, step.agent, step.capability, parameters, { maxResultBytes }).pipe(
+        // Checked where it enters, whichever registry answered.
+        Effect.flatMap((output) => checkOutput(maxResultBytes, output)),
         Effect.match({
           onSuccess: (output): ToolCallResult => ({ _tag: "Succeeded", output }),
           onFailure: (failure): ToolCallResult => ({ _tag: "Failed", error: failure.message })

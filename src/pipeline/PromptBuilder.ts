@@ -4,13 +4,17 @@
  * keys; a custom builder gets a copy of all enrichments.
  *
  * Every phase's prompt is built from the request-start enrichment snapshot.
- * Content is escaped so it can never close or forge a section tag.
+ * Everything that enters a prompt from outside — enrichments, tool
+ * descriptors, step results (tool outputs and errors), the request — is
+ * escaped into its own section, so it can never close or forge a section tag
+ * (`PromptSections`). The one verbatim value, `user_profile`, has reserved
+ * tags neutralized; `UserProfile.render` builds it with everything escaped.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
-import { escapeContent, neutralizeReservedTags } from "../domain/PromptSections.js"
+import { neutralizeReservedTags, renderSection } from "../domain/PromptSections.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import {
   EnrichmentActivityCoordination,
@@ -25,6 +29,8 @@ export {
   escapeContent,
   neutralizeReservedTags,
   readSection,
+  renderSection,
+  type ReservedSection,
   ReservedSections,
   unescapeContent
 } from "../domain/PromptSections.js"
@@ -67,7 +73,8 @@ export interface SynthesisInput {
  *   ...PromptBuilder.defaultBuilder,
  *   buildPlanningPrompt: (input) =>
  *     PromptBuilder.defaultBuilder.buildPlanningPrompt(input) +
- *     `\n<tenant>${PromptBuilder.escapeContent(String(input.enrichments.tenant ?? ""))}</tenant>`
+ *     "\n\n" +
+ *     PromptBuilder.renderSection("tenant", String(input.enrichments.tenant ?? ""))
  * })
  * ```
  *
@@ -96,14 +103,15 @@ const asText = (value: Json | undefined): string | undefined => {
 
 const section = (tag: string, value: Json | undefined): string | undefined => {
   const text = asText(value)
-  return text === undefined ? undefined : `<${tag}>\n${escapeContent(text)}\n</${tag}>`
+  return text === undefined ? undefined : renderSection(tag, text)
 }
 
 /**
  * Renders the four known enrichments in a fixed order: `rag_context` as
  * `<agent_memory>`, `conversation_history` as `<conversation_history>`,
  * `activity_coordination` as `<agent_coordination>`, `user_profile`
- * verbatim. No other key is rendered.
+ * verbatim (its writer supplies the block, see `UserProfile.render`; only
+ * reserved section tags in it are neutralized). No other key is rendered.
  *
  * @since 0.1.0
  */
@@ -120,11 +128,15 @@ export const renderKnownEnrichments = (enrichments: JsonObject): ReadonlyArray<s
   return out
 }
 
+// One JSON value per line (JSON.stringify escapes line breaks inside
+// strings), escaped with the section: the offline model reads them back.
 const renderTools = (tools: ReadonlyArray<ToolDescriptor>): string =>
-  `<tools>\n${tools.map((t) => escapeContent(JSON.stringify(t))).join("\n")}\n</tools>`
+  renderSection("tools", tools.map((t) => JSON.stringify(t)).join("\n"))
 
 const renderResults = (steps: ReadonlyArray<StepResult>): string =>
-  `<step_results>\n${steps.map((s) => escapeContent(JSON.stringify(s))).join("\n")}\n</step_results>`
+  renderSection("step_results", steps.map((s) => JSON.stringify(s)).join("\n"))
+
+const renderRequest = (request: string): string => renderSection("user_request", request)
 
 // ASCII only: one character outside Latin-1 makes every prompt built from
 // this text a two-byte string (twice the memory, where a record keeps it).
@@ -151,7 +163,7 @@ export const defaultBuilder: PromptBuilder.Service = {
       PLANNING_INSTRUCTIONS,
       ...renderKnownEnrichments(input.enrichments),
       renderTools(input.tools),
-      `<user_request>\n${escapeContent(input.request)}\n</user_request>`
+      renderRequest(input.request)
     ].join("\n\n"),
   buildContinuationPrompt: (input) =>
     [
@@ -159,14 +171,14 @@ export const defaultBuilder: PromptBuilder.Service = {
       ...renderKnownEnrichments(input.enrichments),
       renderTools(input.tools),
       renderResults(input.priorResults),
-      `<user_request>\n${escapeContent(input.request)}\n</user_request>`
+      renderRequest(input.request)
     ].join("\n\n"),
   buildSynthesisPrompt: (input) =>
     [
       SYNTHESIS_INSTRUCTIONS,
       ...renderKnownEnrichments(input.enrichments),
       renderResults(input.steps),
-      `<user_request>\n${escapeContent(input.request)}\n</user_request>`
+      renderRequest(input.request)
     ].join("\n\n")
 }
 

@@ -144,6 +144,17 @@ const contract = (
   decision: { policy: "fail_closed", action: "terminate", reason: "contract_error" }
 })
 
+/** A kind as the contract error names it; never throws (a `bigint`, a cycle), never long. */
+const kindText = (kind: unknown): string => {
+  let text: string
+  try {
+    text = JSON.stringify(kind) ?? String(kind)
+  } catch {
+    text = typeof kind
+  }
+  return text.length <= 80 ? text : `${text.slice(0, 79)}…`
+}
+
 const validPayload = (u: unknown): u is LegacyShortCircuit =>
   typeof u === "object" && u !== null && typeof (u as { response?: unknown }).response === "string"
 
@@ -153,8 +164,11 @@ const validDimensions = (u: unknown): u is Readonly<Record<string, string>> =>
 
 /**
  * Evaluates what a BeforePlanning hook returned against the gate. `legacy`
- * and `decision` are the raw (unchecked) fields, so JavaScript callers that
- * return the wrong shape get a contract violation, not a crash.
+ * and `decision` are unchecked fields, so JavaScript callers that return
+ * the wrong shape get a contract violation, not a crash. (BeforePlanning
+ * passes copies already checked as JSON: a payload that is not JSON — a
+ * `bigint`, a cycle, a getter that throws — fails that hook run with
+ * `invalid_result` before it gets here.)
  *
  * @since 0.1.0
  */
@@ -184,7 +198,7 @@ export const evaluate = (legacy: unknown, decision: unknown, gate: PipelineGate)
     readonly cachedAgainst?: unknown
   }
   if (kind !== "authoritative" && kind !== "cache") {
-    return contract("unknown_kind", `unknown decision kind ${JSON.stringify(kind) ?? "undefined"}`)
+    return contract("unknown_kind", `unknown decision kind ${kindText(kind)}`)
   }
   if (!validPayload(shortCircuit)) return contract("missing_payload", "decision has no shortCircuit with a string response")
   if (kind === "authoritative") {

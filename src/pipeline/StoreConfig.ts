@@ -7,6 +7,7 @@
  * | `AGENT_STORE` | `memory`, `sqlite`, `postgres` | `sqlite` |
  * | `SQLITE_PATH` | a file path, or `:memory:` | `./data/agent.db` |
  * | `DATABASE_URL` | `postgres://user:password@host:port/database` | required for `postgres` |
+ * | `AGENT_CHECKPOINT_KEY` | the key that seals HITL checkpoints: ≥ 32 bytes, hex (64+ hex digits) or base64 | `sqlite`: a key file beside the database (`<SQLITE_PATH>.checkpoint-key`, created owner-only); `memory` or `SQLITE_PATH=:memory:`: random; required for `postgres` |
  * | `ACTIVITY_STORE` | `memory`, `sqlite`, `postgres`, `redis` | as `AGENT_STORE` |
  * | `REDIS_URL` | `redis://[:password@]host:port[/db]` | required for `redis` |
  *
@@ -17,6 +18,7 @@
  */
 import { Config, ConfigError, Effect, Layer, Option, type Redacted } from "effect"
 import * as ActivityStore from "../stores/ActivityStore.js"
+import * as CheckpointKey from "../stores/CheckpointKey.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 
@@ -29,13 +31,16 @@ export interface StoreSettings {
   readonly backend: "memory" | "sqlite" | "postgres"
   readonly sqlitePath: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** `AGENT_CHECKPOINT_KEY`, as given (decoded and checked when the key's Layer is built). */
+  readonly checkpointKey: Option.Option<Redacted.Redacted>
   /** Where activity signals live (default: the same backend as the records). */
   readonly activityBackend: "memory" | "sqlite" | "postgres" | "redis"
   readonly redisUrl: Option.Option<Redacted.Redacted>
 }
 
 /**
- * The store settings, read from `AGENT_STORE`, `SQLITE_PATH` and `DATABASE_URL`.
+ * The store settings, read from `AGENT_STORE`, `SQLITE_PATH`, `DATABASE_URL`,
+ * `AGENT_CHECKPOINT_KEY`, `ACTIVITY_STORE` and `REDIS_URL`.
  *
  * @since 0.1.0
  */
@@ -43,6 +48,7 @@ export const settings: Config.Config<StoreSettings> = Config.all({
   backend: Config.literal("memory", "sqlite", "postgres")("AGENT_STORE").pipe(Config.withDefault("sqlite" as const)),
   sqlitePath: Config.string("SQLITE_PATH").pipe(Config.withDefault("./data/agent.db")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  checkpointKey: Config.option(Config.redacted(CheckpointKey.configName)),
   activity: Config.option(Config.literal("memory", "sqlite", "postgres", "redis")("ACTIVITY_STORE")),
   redisUrl: Config.option(Config.redacted("REDIS_URL"))
 }).pipe(Config.map(({ activity, ...rest }) => ({ ...rest, activityBackend: Option.getOrElse(activity, () => rest.backend) })))
@@ -55,6 +61,8 @@ export const settings: Config.Config<StoreSettings> = Config.all({
 export interface StoreLayers {
   readonly executionStore: Layer.Layer<ExecutionStore.ExecutionStore, ExecutionStore.ExecutionStoreError>
   readonly checkpointStore: Layer.Layer<CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
+  /** The key that seals the checkpoints kept in `checkpointStore` (see {@link checkpointKeyLayer}). */
+  readonly checkpointKey: Layer.Layer<CheckpointKey.CheckpointKey, ConfigError.ConfigError>
 }
 
 const loadFailed = (module: string, packages: string, variable = "AGENT_STORE") => (error: unknown) =>
@@ -62,6 +70,54 @@ const loadFailed = (module: string, packages: string, variable = "AGENT_STORE") 
     [variable],
     `cannot load the ${module} backend (install ${packages}): ${String(error)}`
   )
+
+/** The key in `AGENT_CHECKPOINT_KEY`, decoded; a malformed or short one is a `ConfigError` naming the variable. */
+const givenKey = (key: Redacted.Redacted) =>
+  CheckpointKey.layer(key).pipe(
+    Layer.mapError((error) => ConfigError.prefixed(error, [CheckpointKey.configName]))
+  )
+
+/**
+ * The checkpoint key for `settings`: `AGENT_CHECKPOINT_KEY` when set;
+ * otherwise, on SQLite, the key file beside the database
+ * (`<SQLITE_PATH>.checkpoint-key`, created owner-only on first use), a
+ * random key on `memory` (or `SQLITE_PATH=:memory:`: nothing outlives the
+ * process anyway). PostgreSQL is shared by several processes, which must
+ * seal and verify with one key: there, a missing `AGENT_CHECKPOINT_KEY` is a
+ * `ConfigError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { StoreConfig } from "effect-agent-pipeline"
+ *
+ * const KeyLive = Layer.unwrapEffect(Effect.flatMap(StoreConfig.settings, StoreConfig.checkpointKeyLayer))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const checkpointKeyLayer = (
+  settings: StoreSettings
+): Effect.Effect<Layer.Layer<CheckpointKey.CheckpointKey, ConfigError.ConfigError>, ConfigError.ConfigError> => {
+  if (Option.isSome(settings.checkpointKey)) return Effect.succeed(givenKey(settings.checkpointKey.value))
+  switch (settings.backend) {
+    case "memory":
+      return Effect.succeed(CheckpointKey.layerRandom)
+    case "sqlite":
+      return Effect.succeed(
+        settings.sqlitePath === ":memory:"
+          ? CheckpointKey.layerRandom
+          : CheckpointKey.layerFile(`${settings.sqlitePath}.checkpoint-key`)
+      )
+    case "postgres":
+      return Effect.fail(
+        ConfigError.MissingData(
+          [CheckpointKey.configName],
+          `AGENT_STORE=postgres needs ${CheckpointKey.configName}: every process sharing the database must seal and verify HITL checkpoints with the same key (at least ${CheckpointKey.minimumKeyBytes} bytes, hex or base64; make one with: openssl rand -hex 32)`
+        )
+      )
+  }
+}
 
 /**
  * The store Layers for `settings`. Each Layer is made once here, so an agent
@@ -77,7 +133,13 @@ const loadFailed = (module: string, packages: string, variable = "AGENT_STORE") 
  *
  * @since 0.1.0
  */
-export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, ConfigError.ConfigError> => {
+export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, ConfigError.ConfigError> =>
+  Effect.flatMap(storeLayers(settings), (stores) =>
+    Effect.map(checkpointKeyLayer(settings), (checkpointKey): StoreLayers => ({ ...stores, checkpointKey })))
+
+const storeLayers = (
+  settings: StoreSettings
+): Effect.Effect<Omit<StoreLayers, "checkpointKey">, ConfigError.ConfigError> => {
   switch (settings.backend) {
     case "memory":
       return Effect.succeed({

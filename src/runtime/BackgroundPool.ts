@@ -58,7 +58,12 @@ export const make = (options?: PoolOptions): Effect.Effect<Pool, never, Scope.Sc
         if (closing) return cancelled("not started: the agent is shutting down")
         const gated = policy._tag === "Background" ? permits.withPermits(1)(run) : run
         // Recorded when interrupted — running, or still queued for a permit.
-        return Effect.asVoid(FiberSet.run(set, Effect.onInterrupt(gated, () => cancelled("interrupted at shutdown"))))
+        // Interruptible whatever region it is started from (an Around
+        // observer's detached run starts in the operation's finalizer):
+        // shutdown must be able to stop it once the drain bound passed.
+        return Effect.asVoid(
+          FiberSet.run(set, Effect.interruptible(Effect.onInterrupt(gated, () => cancelled("interrupted at shutdown"))))
+        )
       }
     }
   })

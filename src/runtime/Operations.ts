@@ -23,11 +23,12 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, type Scope } from "effect"
+import { Clock, Effect, Exit, FiberId, Scope, Stream } from "effect"
 import { TransformPoint, transformOperation } from "../domain/HookPoint.js"
 import type { Call, CallRef, Coordinates, Operation, Payloads } from "../domain/Operation.js"
 import { operations } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
+import { defaultLimit, type RunLimit } from "./internal/bounded.js"
 import { makeGuarded } from "./internal/guards.js"
 import type { Detach } from "./internal/invoke.js"
 import { makeObserve, makeObserveRun } from "./internal/observers.js"
@@ -72,6 +73,8 @@ export type TransformOperation<P extends TransformPoint> = P extends "before_inf
 export interface Operations {
   /** Whether any hook observes, guards or transforms any operation. */
   readonly active: boolean
+  /** The bound of hook runs (and hook-registered request cleanups) that set none of their own. */
+  readonly limit: RunLimit
   /** Whether any hook observes, guards or transforms `operation`. */
   readonly observes: (operation: Operation) => boolean
   /**
@@ -97,6 +100,19 @@ export interface Operations {
     recorder: RequestRecorder,
     start: Effect.Effect<A, E>
   ) => Effect.Effect<A, E | HookDenied, Scope.Scope>
+  /**
+   * Runs the run `call` as a stream: observers begin when the stream is
+   * opened, guards wrap `start`, `stream` follows from its value, and the
+   * observers end with the stream's exit — `canceled` when its consumer
+   * stopped pulling before the stream's end (a stream abandoned half-way
+   * did not complete, even though nothing failed).
+   */
+  readonly runStream: <Op extends Operation, A, E, B, E2>(
+    call: Call<Op>,
+    recorder: RequestRecorder,
+    start: Effect.Effect<A, E>,
+    stream: (started: A) => Stream.Stream<B, E2>
+  ) => Stream.Stream<B, E | E2 | HookDenied>
   /** Chains `point`'s transforms over `value`. */
   readonly transform: <P extends TransformPoint>(
     point: P,
@@ -218,7 +234,7 @@ const internalCallOf = <Op extends Operation>(operation: Op, init: CallInit<Op>,
  *
  * @since 0.1.0
  */
-export const make = (participants: OperationParticipants, detach: Detach): Operations => {
+export const make = (participants: OperationParticipants, detach: Detach, limit: RunLimit = defaultLimit): Operations => {
   // Which operations any hook observes, guards or transforms: computed once,
   // so an operation nobody hooks runs its body directly.
   const observed = new Set<Operation>()
@@ -238,6 +254,7 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
     phase: call.coordinates.phase,
     operation: { operation: call.operation, callId: call.callId, stepId: call.coordinates.stepId },
     execution: participant.execution,
+    limit: participant.limit,
     failure: participant.failure,
     recorder
   })
@@ -268,13 +285,38 @@ export const make = (participants: OperationParticipants, detach: Detach): Opera
       Effect.zipRight(Effect.addFinalizer(ends), guarded(call, recorder, start)))
   }
 
+  const runStream = <Op extends Operation, A, E, B, E2>(
+    call: Call<Op>,
+    recorder: RequestRecorder,
+    start: Effect.Effect<A, E>,
+    stream: (started: A) => Stream.Stream<B, E2>
+  ): Stream.Stream<B, E | E2 | HookDenied> =>
+    Stream.suspend(() => {
+      let ended = false
+      const whole = Stream.concat(
+        Stream.unwrap(Effect.map(runScoped(call, recorder, start), stream)),
+        Stream.execute(Effect.sync(() => void (ended = true)))
+      )
+      return Stream.flatMap(
+        // The run's scope, closed with the stream's exit — or as canceled
+        // when the consumer stopped before the end.
+        Stream.acquireRelease(
+          Scope.make(),
+          (scope, exit) => Scope.close(scope, Exit.isSuccess(exit) && !ended ? Exit.interrupt(FiberId.none) : exit)
+        ),
+        (scope) => Stream.provideService(whole, Scope.Scope, scope)
+      )
+    })
+
   return {
     active: observed.size > 0,
+    limit,
     observes: (operation) => observed.has(operation),
     call: (operation, init) =>
       Clock.clockWith(withFirst(snapshotCall, { operation, init, observed: observed.has(operation) })),
     run,
     runScoped,
+    runStream,
     transform
   }
 }

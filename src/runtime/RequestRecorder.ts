@@ -14,6 +14,7 @@
 import { Cause, Effect } from "effect"
 import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
 import { mergeStoredEvidence, withRun } from "../domain/internal/recordMerge.js"
+import { fitRecord, measure, stamp } from "../domain/internal/recordSize.js"
 import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
 import { flatText } from "./internal/flatText.js"
 
@@ -138,6 +139,8 @@ const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): R
 /** What a request's invocation slots write into. */
 interface InvocationLog {
   readonly invocations: Array<HookInvocation>
+  /** A run id unique across the record's writers (for runs recorded before they end). */
+  readonly nextRunId: () => string
   /**
    * Records a change (revision + 1); writes once the request ended: the
    * change of run `slot` alone when given (merged into the newest stored
@@ -156,6 +159,8 @@ class Invocation implements InvocationHandle {
   private buffer: ReadonlyArray<HookEffect> = []
   private slot: number | undefined = undefined
   private open = false
+  // Set when the run was recorded before it ended: its later entry replaces exactly that one.
+  private runId: string | undefined = undefined
 
   constructor(private readonly log: InvocationLog) {}
 
@@ -186,7 +191,8 @@ class Invocation implements InvocationHandle {
     return Effect.suspend(() => {
       this.slot = this.log.invocations.length
       this.open = true
-      this.log.invocations.push({ ...invocation, effects: this.buffer })
+      this.runId = this.log.nextRunId()
+      this.log.invocations.push({ ...invocation, runId: this.runId, effects: this.buffer })
       return this.log.changed()
     })
   }
@@ -204,6 +210,7 @@ class Invocation implements InvocationHandle {
     let effects = slot === undefined ? this.buffer : invocations[slot]?.effects ?? this.buffer
     if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
     this.open = false
+    if (this.runId !== undefined) invocation.runId = this.runId
     // The caller's fresh object becomes the entry (no copy).
     const entry: HookInvocation = Object.assign(invocation, { effects })
     if (slot === undefined) {
@@ -217,12 +224,30 @@ class Invocation implements InvocationHandle {
 }
 
 /**
- * A recorder that writes with `save`, starting from `initial`.
+ * The largest record a recorder writes by default (16 MiB of JSON text).
  *
  * @since 0.1.0
  */
-export const make = (writer: Save | Writer, initial: ExecutionRecord): RequestRecorder =>
-  typeof writer === "function" ? new Recorder(writer, undefined, initial) : new Recorder(writer.save, writer.update, initial)
+export const defaultMaxRecordBytes = 16 * 1_048_576
+
+/**
+ * A recorder that writes with `save`, starting from `initial`. A snapshot
+ * over `maxBytes` of JSON text (default {@link defaultMaxRecordBytes}) is
+ * cut down before it is written — its bulkiest fields, largest first — and
+ * says so in its `diagnostics`.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  writer: Save | Writer,
+  initial: ExecutionRecord,
+  options?: { readonly maxBytes?: number | undefined }
+): RequestRecorder => {
+  const maxBytes = options?.maxBytes ?? defaultMaxRecordBytes
+  return typeof writer === "function"
+    ? new Recorder(writer, undefined, initial, maxBytes)
+    : new Recorder(writer.save, writer.update, initial, maxBytes)
+}
 
 /**
  * The recording recorder. Its steps are methods (one function each for the
@@ -234,6 +259,7 @@ class Recorder implements RequestRecorder, InvocationLog {
   // This recorder's identity in the records it writes (see `persistNow`).
   private readonly writerId = flatText(globalThis.crypto.randomUUID())
   private seq = 0
+  private runs = 0
   // Invocations are appended to a private array (O(1) per hook); a full
   // immutable snapshot is built only when someone reads or writes it.
   // Elements are replaced, never mutated, so earlier snapshots stay intact.
@@ -251,7 +277,8 @@ class Recorder implements RequestRecorder, InvocationLog {
   constructor(
     private readonly save: Save,
     private readonly update: Update | undefined,
-    private readonly initial: ExecutionRecord
+    private readonly initial: ExecutionRecord,
+    private readonly maxBytes: number
   ) {
     this.base = initial
     this.invocations = [...initial.hookInvocations]
@@ -293,13 +320,14 @@ class Recorder implements RequestRecorder, InvocationLog {
    * store numbers the revision. Without `update`, a revision-gated save.
    */
   private persistNow(): Effect.Effect<void> {
-    const record = this.current()
+    const record = this.fitted()
     this.written = record.recordRevision
     const update = this.update
     if (update === undefined) return this.logged(this.save(record))
     const mine = ++this.seq
     const writerId = this.writerId
-    const stamped: ExecutionRecord = { ...record, writer: { id: writerId, seq: mine } }
+    // Measured once (by the fit above): a store capped by bytes reads the size.
+    const stamped = stamp(record, measure(record), { id: writerId, seq: mine })
     const about = { revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }
     return this.logged(Effect.flatMap(
       // Usually one conditional write; refused ("stale") when the stored
@@ -316,6 +344,19 @@ class Recorder implements RequestRecorder, InvocationLog {
           about
         )
     ))
+  }
+
+  /**
+   * The newest snapshot, within the size limit: one over it is cut down
+   * (and kept cut: its bulk is not held in memory either).
+   */
+  private fitted(): ExecutionRecord {
+    const record = this.current()
+    const fitted = fitRecord(record, this.maxBytes)
+    if (fitted === record) return record
+    this.base = { ...fitted, hookInvocations: this.invocations }
+    this.snapshot = fitted
+    return fitted
   }
 
   /** A finished request's late change of one hook run, merged into the newest stored record. */
@@ -370,6 +411,10 @@ class Recorder implements RequestRecorder, InvocationLog {
 
   startInvocation(): InvocationHandle {
     return new Invocation(this)
+  }
+
+  nextRunId(): string {
+    return `${this.writerId}/${++this.runs}`
   }
 
   finalize(lifecycle: Lifecycle): Effect.Effect<void> {

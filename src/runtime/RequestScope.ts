@@ -11,8 +11,9 @@
  * @since 0.1.0
  */
 import { Effect, type Exit, FiberRef, Option, Scope } from "effect"
+import { runBounded, stop } from "./internal/bounded.js"
 import type { CallRef } from "../domain/Operation.js"
-import { currentInvocation, slotFor } from "./HookEffects.js"
+import { currentInvocation } from "./HookEffects.js"
 import type { Operations } from "./Operations.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 
@@ -67,7 +68,10 @@ export const current: Effect.Effect<Option.Option<RequestHandle>> = Effect.map(
 /**
  * Runs `finalizer` when the current request ends (with the request's exit).
  * Outside a request it runs at once with a success exit — nothing would ever
- * run it otherwise.
+ * run it otherwise. Like every hook run, it is bounded by the hooks' timeout
+ * (`PipelineOptions.hookTimeout`): one that does not end in time is
+ * interrupted (and abandoned if it ignores that), so it cannot keep the
+ * request from ending.
  *
  * @example
  * ```ts
@@ -86,19 +90,25 @@ export const current: Effect.Effect<Option.Option<RequestHandle>> = Effect.map(
 export const addFinalizer = (
   finalizer: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 ): Effect.Effect<void> =>
-  Effect.flatMap(Effect.all([get, FiberRef.get(currentInvocation)]), ([scope, { current: invocation }]) =>
-    Option.isSome(scope)
+  Effect.flatMap(Effect.all([FiberRef.get(currentRequest), FiberRef.get(currentInvocation)]), ([handle, { current: invocation }]) =>
+    handle !== undefined
       // The finalizer runs in whichever fiber closes the scope; it keeps the
       // registering hook's effect reporter, so it can complete its effects.
-      ? Scope.addFinalizerExit(scope.value, (exit) => Effect.locally(finalizer(exit), currentInvocation, slotFor(invocation)))
+      ? Scope.addFinalizerExit(handle.scope, (exit) =>
+        Effect.asVoid(runBounded(Effect.suspend(() => finalizer(exit)), handle.operations.limit, invocation, () => {})))
       : Effect.flatMap(Effect.exit(Effect.void), finalizer))
 
 /**
  * Forks `effect` into the current request: it is interrupted when the request
- * ends, unless it finished first. Outside a request it is forked as a daemon.
+ * ends, unless it finished first — and given the hooks' grace period to stop
+ * (work that ignores interruption is left behind, never waited for). Outside
+ * a request it is forked as a daemon.
  *
  * @since 0.1.0
  */
 export const fork = <A, E>(effect: Effect.Effect<A, E>) =>
-  Effect.flatMap(get, (scope) =>
-    Option.isSome(scope) ? Effect.forkIn(effect, scope.value) : Effect.forkDaemon(effect))
+  Effect.flatMap(FiberRef.get(currentRequest), (handle) =>
+    handle === undefined
+      ? Effect.forkDaemon(effect)
+      : Effect.tap(Effect.forkDaemon(effect), (fiber) =>
+        Scope.addFinalizer(handle.scope, Effect.asVoid(stop(fiber, handle.operations.limit.grace)))))

@@ -13,13 +13,14 @@
  *
  * @since 0.1.0
  */
-import { Either } from "effect"
+import { Duration, Either, Option } from "effect"
 import { type HookPoint, isObserveOnly, TransformPoint } from "../domain/HookPoint.js"
 import { InvalidHookSubscription } from "../domain/PipelineError.js"
 import type { Grant } from "./Capability.js"
 import { hookRunLabels, type HookRunLabels } from "./PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, isDetached } from "./Policy.js"
 import { plainOf } from "./SyncHandler.js"
+import { defaultLimit, type RunLimit } from "./internal/bounded.js"
 
 /**
  * One hook's subscription, before validation. `handlers` maps each point it
@@ -39,6 +40,8 @@ export interface Spec<H extends { readonly [P in HookPoint]?: unknown }> {
   /** Omitted: the point's default. */
   readonly failure: FailurePolicy | undefined
   readonly grant: Grant
+  /** How long one run may take (omitted: `Hook.deadline`'s timeout, else the runtime's default). */
+  readonly timeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -61,6 +64,8 @@ export interface Participant<Handler> {
   readonly execution: ExecutionPolicy
   readonly failure: FailurePolicy
   readonly grant: Grant
+  /** How long one run may take and its grace period once interrupted, resolved once (omitted: the defaults). */
+  readonly limit?: RunLimit | undefined
   /** Positions (in this point's order) of the participants this one depends on. */
   readonly after: ReadonlyArray<number>
 }
@@ -158,6 +163,38 @@ const order = <H extends { readonly [P in HookPoint]?: unknown }>(
   return Either.right(placed)
 }
 
+/** A timeout a run can honour: positive and finite. */
+const validTimeout = (input: unknown): Duration.Duration | undefined => {
+  const decoded = Duration.decodeUnknown(input)
+  return Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.greaterThan(decoded.value, Duration.zero)
+    ? decoded.value
+    : undefined
+}
+
+/**
+ * A subscription's bound: its own `timeout`, or its `Hook.deadline`'s, or
+ * the runtime's default; a timeout that is not a positive finite duration
+ * (a negative `Hook.deadline`) is refused.
+ */
+const limitOf = <H extends { readonly [P in HookPoint]?: unknown }>(
+  spec: Spec<H>,
+  defaults: RunLimit
+): Either.Either<RunLimit, InvalidHookSubscription> => {
+  const given = spec.timeout !== undefined
+    ? { what: "timeout", value: spec.timeout }
+    : spec.execution._tag === "Deadline"
+    ? { what: "Hook.deadline", value: spec.execution.timeout }
+    : undefined
+  if (spec.timeout !== undefined && spec.execution._tag === "Deadline") {
+    return refuse("policy_not_applicable", spec.id, "give either timeout or Hook.deadline(d), not both")
+  }
+  if (given === undefined) return Either.right(defaults)
+  const timeout = validTimeout(given.value)
+  return timeout === undefined
+    ? refuse("policy_not_applicable", spec.id, `${given.what} must be a positive, finite duration`)
+    : Either.right({ timeout, grace: defaults.grace })
+}
+
 /**
  * Validates subscriptions and orders every point.
  *
@@ -165,19 +202,26 @@ const order = <H extends { readonly [P in HookPoint]?: unknown }>(
  * dependency that does not exist, shares no point with its dependent, or is
  * disabled; a dependency cycle; a detached execution policy on a point whose
  * result the request waits for; a fail-closed Around observer (it observes
- * and cannot change an outcome).
+ * and cannot change an outcome); a timeout that is not positive and finite.
+ * Every run is bounded: `defaults` is the bound of subscriptions that set
+ * none.
  *
  * @since 0.1.0
  */
 export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
-  specs: ReadonlyArray<Spec<H>>
+  specs: ReadonlyArray<Spec<H>>,
+  defaults: RunLimit = defaultLimit
 ): Either.Either<Registry<H>, InvalidHookSubscription> => {
   const byId = new Map<string, Spec<H>>()
+  const limits = new Map<string, RunLimit>()
   for (const spec of specs) {
     if (byId.has(spec.id)) {
       return refuse("duplicate_id", spec.id, `hooks ${byId.get(spec.id)!.index} and ${spec.index} are both named "${spec.id}"`)
     }
     byId.set(spec.id, spec)
+    const limit = limitOf(spec, defaults)
+    if (Either.isLeft(limit)) return Either.left(limit.left)
+    limits.set(spec.id, limit.right)
   }
   const points = new Map<HookPoint, Array<Spec<H>>>()
   for (const spec of specs) {
@@ -239,6 +283,7 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
         execution: spec.execution,
         failure: spec.failure ?? defaultFailure(point),
         grant: spec.grant,
+        limit: limits.get(spec.id) ?? defaults,
         after: spec.dependsOn.flatMap((d) => {
           const at = position.get(d)
           return at === undefined ? [] : [at]

@@ -7,14 +7,55 @@
  * died, or overran — can be claimed by someone else, and from then on the
  * old owner can neither complete nor release it.
  *
+ * A stored checkpoint that does not decode (its row was rewritten, or is
+ * corrupt) is never handed out, and never stays claimed: `get` and `claim`
+ * fail with {@link CheckpointDecodeError} (a claim is released first), which
+ * a resume reports as `tampered`. The row stays, for forensics.
+ *
  * Time comes from the `Clock`. Backends: {@link layerMemory} here; every
  * backend runs the same conformance suite.
  *
  * @since 0.1.0
  */
-import { Clock, Context, Data, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Option, Schema } from "effect"
 import type { Checkpoint } from "../domain/Checkpoint.js"
+import { id, TypeId } from "../domain/ErrorId.js"
 import type { ExecutionStoreError } from "./ExecutionStore.js"
+
+/**
+ * A stored checkpoint that does not decode: its body is not JSON or not a
+ * checkpoint (rewritten by hand, corrupt, or written by another version).
+ * `requestId` is the request the store filed it under, when it knows. The
+ * store never hands it out and never leaves it claimed.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { CheckpointStore } from "effect-agent-pipeline"
+ *
+ * const peek = (checkpointId: string) =>
+ *   Effect.flatMap(CheckpointStore.CheckpointStore, (store) => store.get(checkpointId)).pipe(
+ *     Effect.catchTag("CheckpointDecodeError", (e) => Effect.succeed(`unusable: ${e.detail}`))
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class CheckpointDecodeError extends Schema.TaggedError<CheckpointDecodeError>(id("CheckpointDecodeError"))(
+  "CheckpointDecodeError",
+  {
+    checkpointId: Schema.String,
+    requestId: Schema.optional(Schema.String),
+    detail: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+
+  override get message(): string {
+    return `stored checkpoint ${this.checkpointId} does not decode: ${this.detail}`
+  }
+}
 
 /**
  * A held claim: who holds it and until when its lease runs (epoch
@@ -123,14 +164,24 @@ export declare namespace CheckpointStore {
   export interface Service {
     /** Stores a checkpoint, unclaimed (replacing one with the same id, and any claim on it). */
     readonly save: (checkpoint: Checkpoint) => Effect.Effect<void, ExecutionStoreError>
-    /** The checkpoint, claimed or not, until it is completed. */
-    readonly get: (checkpointId: string) => Effect.Effect<Option.Option<Checkpoint>, ExecutionStoreError>
+    /**
+     * The checkpoint, claimed or not, until it is completed.
+     * `CheckpointDecodeError` when the stored one does not decode.
+     */
+    readonly get: (
+      checkpointId: string
+    ) => Effect.Effect<Option.Option<Checkpoint>, ExecutionStoreError | CheckpointDecodeError>
     /**
      * Claims the checkpoint for `owner` until `now + leaseFor`, atomically:
      * `AlreadyClaimed` while another claim's lease holds (whoever asks, its
      * own owner included), `NotFound` when there is no such checkpoint.
+     * A stored checkpoint that does not decode fails with
+     * `CheckpointDecodeError` and is left unclaimed.
      */
-    readonly claim: (checkpointId: string, options: ClaimOptions) => Effect.Effect<ClaimResult, ExecutionStoreError>
+    readonly claim: (
+      checkpointId: string,
+      options: ClaimOptions
+    ) => Effect.Effect<ClaimResult, ExecutionStoreError | CheckpointDecodeError>
     /**
      * Deletes the checkpoint if `owner` holds its claim — the latest claim
      * is its own, even if the lease ran out, as long as nobody claimed it

@@ -29,6 +29,25 @@ describe("ModelPolicy", () => {
     expect(ModelPolicy.isTransient(new AiError.UnknownError({ module: "X", method: "y" }))).toBe(false)
   })
 
+  it("issue 17: an error status decides whether its body decoded or not; an over-limit output is not retried", () => {
+    const decodeFailure = (status: number) =>
+      new AiError.HttpResponseError({
+        module: "AnthropicClient",
+        method: "createMessage",
+        reason: "Decode",
+        request: { method: "POST", url: "http://127.0.0.1/v1/messages", urlParams: [], hash: Option.none(), headers: {} },
+        response: { status, headers: {} }
+      })
+    expect(ModelPolicy.isTransient(decodeFailure(401))).toBe(false)
+    expect(ModelPolicy.isTransient(decodeFailure(404))).toBe(false)
+    expect(ModelPolicy.isTransient(decodeFailure(429))).toBe(true)
+    expect(ModelPolicy.isTransient(decodeFailure(503))).toBe(true)
+    // A 200 whose body did not decode is the provider's fault: retried.
+    expect(ModelPolicy.isTransient(decodeFailure(200))).toBe(true)
+    expect(ModelPolicy.isTransient(new ModelPolicy.ModelOutputTooLarge({ maxBytes: 1, receivedBytes: 2, streamed: false })))
+      .toBe(false)
+  })
+
   it("issue 9: backoff doubles from retryDelay up to maxRetryDelay; no retry past `retries`", () => {
     expect([1, 2, 3].map((n) => delayOf(httpStatus(500), n))).toEqual([Option.some(100), Option.some(200), Option.some(400)])
     expect(delayOf(httpStatus(500), 4)).toEqual(Option.none())

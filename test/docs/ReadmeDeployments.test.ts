@@ -57,7 +57,9 @@ describe("README: stores and deployments", () => {
   it.effect.skipIf(skipped !== undefined)(`PostgreSQL and Redis from DATABASE_URL and REDIS_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
     Effect.gen(function*() {
       const id = `readme-pg-${Date.now()}`
-      const urls = { DATABASE_URL: postgresUrl ?? "", REDIS_URL: redisUrl ?? "" }
+      // Every process shares one checkpoint key (the README's deployment reads it from the environment).
+      const key = "a1".repeat(32)
+      const urls = { DATABASE_URL: postgresUrl ?? "", REDIS_URL: redisUrl ?? "", AGENT_CHECKPOINT_KEY: key }
       const record = yield* processOnce(id).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig(urls)))
       expect(record.lifecycle?.status).toBe("succeeded")
       // The activity hooks ran over Redis: their signal was announced and cleaned up.
@@ -65,7 +67,7 @@ describe("README: stores and deployments", () => {
       const cleanup = record.hookInvocations.flatMap((i) => i.effects).find((e) => e.effectId === "activity_signal_cleanup")
       expect(cleanup?.status).toBe("succeeded")
       const missing = yield* Effect.flip(
-        processOnce(`${id}-x`).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig({ REDIS_URL: redisUrl ?? "" })))
+        processOnce(`${id}-x`).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig({ REDIS_URL: redisUrl ?? "", AGENT_CHECKPOINT_KEY: key })))
       )
       expect(String(missing)).toContain("DATABASE_URL")
 

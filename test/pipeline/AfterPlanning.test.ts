@@ -600,3 +600,94 @@ describe("AfterPlanning stage: what an unchanged plan costs (C8)", () => {
       expect(extraKey.out).toEqual(extraKey.planned)
     }))
 })
+
+describe("AfterPlanning.runRequired: the boundary again on an approved plan (DESIGN §7)", () => {
+  const validation: PlanValidation.ValidationContext = { hasTool: () => true, priorStepIds: new Set() }
+  const approved = Either.getOrThrow(PlanValidation.validate({ steps: [quoteStep("s1"), tradeStep("t1")] }, validation))
+  const participant = (
+    id: string,
+    handler: AfterPlanning.Handler,
+    extra: Partial<Subscription.Participant<AfterPlanning.Handler>> = {}
+  ): Subscription.Participant<AfterPlanning.Handler> => ({
+    id,
+    index: 0,
+    point: "after_planning",
+    handler,
+    spanName: `pipeline.hook.after_planning.${id}`,
+    enabled: true,
+    execution: Policy.blocking,
+    failure: "fail_closed",
+    grant: "all",
+    after: [],
+    ...extra
+  })
+  const request = {
+    context: { requestId: PipelineContext.RequestId.make("resume"), request: "q", metadata: {}, enrichments: {} },
+    recorder: RequestRecorder.disabled({
+      schemaVersion: 1,
+      requestId: "resume",
+      recordRevision: 0,
+      mode: "resume",
+      request: "q",
+      metadata: {},
+      phases: [],
+      hookInvocations: [],
+      diagnostics: []
+    })
+  }
+  const info = { phase: 1, priorStepIds: [], validation }
+  /** An ordinary hook that counts its calls, then the required one, which depends on it. */
+  const stage = (required: AfterPlanning.Handler) => {
+    const calls = { ordinary: 0, required: 0 }
+    const service = AfterPlanning.make([
+      participant("ordinary", (_c, p) => Effect.sync(() => (calls.ordinary++, p)), { failure: "fail_open" }),
+      participant("policy", (c, p, i) => Effect.suspend(() => (calls.required++, required(c, p, i))), { after: [0] })
+    ], "policy")
+    return { service, calls }
+  }
+
+  it.effect("tampered checkpoints: only the required hook runs (ordinary AfterPlanning hooks never run on resume, C8), its dependencies count as completed, and the approved plan goes on", () =>
+    Effect.gen(function*() {
+      const { calls, service } = stage((_c, p) => Effect.succeed(p))
+      const out = yield* service.runRequired(request, approved, info)
+      expect(out).toBe(approved)
+      expect(calls).toEqual({ ordinary: 0, required: 1 })
+    }))
+
+  it.effect("tampered checkpoints: a required hook that now rejects the approved plan fails closed with RequiredAfterPlanningError", () =>
+    Effect.gen(function*() {
+      const { calls, service } = stage((_c, p) =>
+        p.steps.some((s) => s.capability === "execute_trade") ? Effect.fail(new Error("trades are frozen")) : Effect.succeed(p)
+      )
+      const error = yield* Effect.flip(service.runRequired(request, approved, info))
+      expect(error).toMatchObject({ _tag: "RequiredAfterPlanningError", hookName: "policy", phase: 1 })
+      expect(error.detail).toContain("trades are frozen")
+      expect(calls).toEqual({ ordinary: 0, required: 1 })
+    }))
+
+  it.effect("tampered checkpoints: a required hook that returns a plan other than the approved one is refused, even with plan_rewrite — it is not what the human approved", () =>
+    Effect.gen(function*() {
+      const { service } = stage((_c, p) => Effect.succeed({ ...p, steps: p.steps.filter((s) => s.capability !== "execute_trade") }))
+      const error = yield* Effect.flip(service.runRequired(request, approved, info))
+      expect(error).toMatchObject({ _tag: "RequiredAfterPlanningError", hookName: "policy" })
+      expect(error.detail).toContain("changed the approved plan")
+      // Before a resume, the same rewrite is a contribution the boundary may make.
+      const { service: normal } = stage((_c, p) => Effect.succeed({ ...p, steps: p.steps.filter((s) => s.capability !== "execute_trade") }))
+      const rewritten = yield* normal.run(request, approved, info)
+      expect(rewritten.steps.map((s) => s.step_id)).toEqual(["s1"])
+    }))
+
+  it.effect("tampered checkpoints: an equal plan handed back (a structural copy) is the approved plan", () =>
+    Effect.gen(function*() {
+      const { service } = stage((_c, p) => Effect.succeed(JSON.parse(JSON.stringify(p))))
+      expect(yield* service.runRequired(request, approved, info)).toEqual(approved)
+    }))
+
+  it.effect("without a required hook, runRequired runs nothing and returns the plan as is", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const service = AfterPlanning.make([participant("ordinary", (_c, p) => Effect.sync(() => (calls++, p)))])
+      expect(yield* service.runRequired(request, approved, info)).toBe(approved)
+      expect(calls).toBe(0)
+    }))
+})

@@ -535,3 +535,40 @@ describe("ToolRegistry with JSON-valued tool parameters", () => {
       expect(byId(results, "s1")).toMatchObject({ status: "succeeded", output: { value: { a: [1, "two", null] } } })
     }))
 })
+
+describe("PlanExecutor.execute: tool results are checked where they enter (issue 17, classes 4 and 5)", () => {
+  it.effect("hostile values: an echo of a value that is not JSON fails only its step with invalid_result naming the path", () =>
+    Effect.gen(function*() {
+      const tools = yield* registry()
+      const p = yield* decodePlan(plan([echoStep("s1", "fine"), echoStep("s2", "also fine")]))
+      // The parameters decode as Schema.Unknown; the handler echoes what it got,
+      // so a registry handing it a cyclic value is what a misbehaving tool does.
+      const cyclic: Record<string, unknown> = {}
+      cyclic.self = cyclic
+      const raw: ToolRegistry.ToolRegistry.Service = {
+        ...tools,
+        call: (namespace, agent, capability, parameters, options) =>
+          tools.call(namespace, agent, capability, (parameters.value === "fine" ? { value: cyclic } : parameters) as Json.JsonObject, options)
+      }
+      const results = yield* PlanExecutor.execute(raw, p, new Map())
+      expect(byId(results, "s1")).toMatchObject({
+        status: "failed",
+        error: "invalid_result: result.value.self: a cycle (the value contains itself)"
+      })
+      expect(byId(results, "s2")).toMatchObject({ status: "succeeded", output: { value: "also fine" } })
+    }))
+
+  it.effect("unbounded sizes: maxResultBytes bounds what a step keeps; a result exactly at it is kept, one byte more fails with invalid_result", () =>
+    Effect.gen(function*() {
+      const tools = yield* registry()
+      // {"value":"xxxx"} is 12 bytes of JSON plus the string's length.
+      const p = yield* decodePlan(plan([echoStep("at", "x".repeat(88)), echoStep("over", "x".repeat(89))]))
+      const results = yield* PlanExecutor.execute(tools, p, new Map(), { maxResultBytes: 100 })
+      expect(byId(results, "at")).toMatchObject({ status: "succeeded" })
+      expect(byId(results, "over")).toMatchObject({
+        status: "failed",
+        error: "invalid_result: result too large: its JSON text is over the limit of 100 bytes (PipelineOptions.maxToolResultBytes); it was not kept"
+      })
+      expect(byId(results, "over").output).toBeUndefined()
+    }))
+})

@@ -395,3 +395,38 @@ describe("PlanValidation.validate: exact plans and excess properties", () => {
     expect(Either.isLeft(unknownTool) && unknownTool.left.reason).toBe("unknown_tool")
   })
 })
+
+describe("PlanValidation.validate: hostile plan values (issue 17, class 4)", () => {
+  it("a decode failure leads with where and why in one line (the Schema's tree would spend the bounded detail on itself)", () => {
+    const error = invalid(plan([quoteStep("s1", "ACME", { parameters: { n: 1n } })]))
+    expect(error.reason).toBe("decode")
+    expect(error.detail).toMatch(/^plan\.steps\[0\]\.parameters\.n: a bigint is not a JSON value/)
+    expect(error.detail).not.toContain("\n")
+  })
+
+  it("a plan value whose getters or Proxy traps throw is a decode failure naming where, never a thrown error", () => {
+    const step = quoteStep("s1")
+    Object.defineProperty(step, "capability", {
+      enumerable: true,
+      get() {
+        throw new Error("read me not")
+      }
+    })
+    expect(invalid({ steps: [step] })).toMatchObject({
+      reason: "decode",
+      detail: "the plan could not be read (at plan.steps[0].capability: reading it threw: Error: read me not)"
+    })
+    const revoked = Proxy.revocable({}, {})
+    revoked.revoke()
+    expect(invalid(revoked.proxy).reason).toBe("decode")
+  })
+
+  it("the accepted plan is a copy: the caller changing its object afterwards changes nothing validated", () => {
+    const raw = plan([quoteStep("s1")])
+    const validated = PlanValidation.validate(raw, { hasTool: () => true, priorStepIds: new Set() })
+    expect(Either.isRight(validated)).toBe(true)
+    if (Either.isLeft(validated)) return
+    ;(raw.steps[0]!.parameters as { symbol: string }).symbol = "EVIL"
+    expect(validated.right.steps[0]!.parameters).toEqual({ symbol: "ACME" })
+  })
+})

@@ -143,7 +143,10 @@ describe("size limits", () => {
       const metadata = { notes: "n".repeat(100) }
       const buffered = yield* Effect.flip(h.pipeline.process({ request: "quote", metadata }))
       expect(buffered).toMatchObject({ reason: "too_large", path: "metadata", limit: 64 })
-      expect(buffered.message).toContain("is 112 bytes") // {"notes":"nnn…"} = 2 + 7 + 1 + 102
+      // {"notes":"nnn…"} is 112 bytes: the copy stops measuring once past the limit.
+      expect(buffered.message).toBe(
+        "invalid request at metadata: is over the limit of 64 bytes (PipelineOptions.maxMetadataBytes)"
+      )
       const streamed = yield* Effect.flip(Stream.runCollect(h.pipeline.stream({ request: "quote", metadata })))
       expect(streamed).toMatchObject({ reason: "too_large", path: "metadata" })
       const workflow = yield* Effect.flip(
@@ -183,10 +186,9 @@ describe("the enrichment limit", () => {
         outcome: "failed",
         decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
       })
-      // {"rag_context":"e…"} is 2 + 13 + 1 + 102 = 118 bytes; adding "user_profile" (2 MiB + 17 + 1) makes the total:
-      const total = 118 + 1 + (2 * MiB + 2 + 15)
+      // One value over the whole limit is refused while it is copied (the copy stops there).
       expect(huge?.error).toBe(
-        `enrichments would total ${total} bytes, over the limit of ${MiB} bytes (PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped`
+        `enrichment user_profile alone is over the limit of ${MiB} bytes (PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped`
       )
       expect(huge?.effects).toEqual([])
       expect(after).toMatchObject({ name: "after", outcome: "succeeded" })
@@ -218,17 +220,17 @@ describe("the enrichment limit", () => {
 
 describe("pipeline options are validated", () => {
   const cases: ReadonlyArray<readonly [string, unknown, string, string]> = [
-    ["a zero concurrency", { concurrency: 0 }, "concurrency", "must be an integer ≥ 1"],
+    ["a zero concurrency", { concurrency: 0 }, "concurrency", "must be an integer from 1 to 1024"],
     ["a fractional maxPhases", { maxPhases: 1.5 }, "maxPhases", "Expected an integer, actual 1.5"],
-    ["a chunk size below 4 bytes", { shortCircuitChunkBytes: 2 }, "shortCircuitChunkBytes", "must be an integer ≥ 4"],
-    ["a negative request limit", { maxRequestBytes: -1 }, "maxRequestBytes", "must be an integer ≥ 1"],
+    ["a chunk size below 4 bytes", { shortCircuitChunkBytes: 2 }, "shortCircuitChunkBytes", "must be an integer from 4 to 1048576"],
+    ["a negative request limit", { maxRequestBytes: -1 }, "maxRequestBytes", "must be an integer from 1 to 1073741824"],
     ["recording as a string", { recording: "yes" }, "recording", 'Expected boolean, actual "yes"'],
     ...[0, -1, "soon", "Infinity", Infinity].map((lease) =>
       [
         `a checkpoint claim lease of ${JSON.stringify(String(lease))}`,
         { checkpointClaimLease: lease },
         "checkpointClaimLease",
-        'must be a positive, finite duration (a Duration, milliseconds, or a string like "5 minutes")'
+        'must be a duration above zero and at most 24 hours (a Duration, milliseconds, or a string like "5 minutes")'
       ] as const
     ),
     ...["999 millis", 0, "Infinity", "later"].map((lease) =>
@@ -236,14 +238,14 @@ describe("pipeline options are validated", () => {
         `a record lease of ${JSON.stringify(String(lease))}`,
         { recordLease: lease },
         "recordLease",
-        "must be a finite duration of at least 1s"
+        'must be a duration from 1 second to 24 hours (a Duration, milliseconds, or a string like "5 minutes")'
       ] as const
     ),
     [
       "an unknown option",
       { maxPhase: 2 },
       "maxPhase",
-      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, recordLease, checkpointClaimLease, modelTimeout, modelRetries, modelRetryDelay, modelMaxRetryDelay, planReasks, toolTimeout, modelCalls)"
+      "unknown option (options are maxPhases, concurrency, recording, shortCircuitChunkBytes, maxRequestBytes, maxMetadataBytes, maxEnrichmentBytes, maxToolResultBytes, maxModelOutputBytes, maxRecordBytes, recordLease, checkpointClaimLease, modelTimeout, modelRetries, modelRetryDelay, modelMaxRetryDelay, planReasks, toolTimeout, modelCalls, hookTimeout, hookGracePeriod)"
     ]
   ]
   for (const [label, options, option, detail] of cases) {
@@ -272,6 +274,9 @@ describe("pipeline options are validated", () => {
       maxRequestBytes: MiB,
       maxMetadataBytes: MiB,
       maxEnrichmentBytes: MiB,
+      maxToolResultBytes: MiB,
+      maxModelOutputBytes: MiB,
+      maxRecordBytes: 16 * MiB,
       recordLease: Duration.seconds(30),
       checkpointClaimLease: Duration.minutes(5),
       modelTimeout: Duration.seconds(60),
@@ -280,7 +285,9 @@ describe("pipeline options are validated", () => {
       modelMaxRetryDelay: Duration.seconds(30),
       planReasks: 1,
       toolTimeout: Duration.seconds(30),
-      modelCalls: "full"
+      modelCalls: "full",
+      hookTimeout: Duration.seconds(30),
+      hookGracePeriod: Duration.seconds(1)
     })
   })
 

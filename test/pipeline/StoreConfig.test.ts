@@ -4,11 +4,11 @@
  * configuration error for a bad or incomplete choice.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ActivityStore, Agent, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
+import { ActivityStore, Agent, CheckpointKey, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
 import { postgresUrl, redisUrl, unavailable } from "../support/Backends.js"
 
 const withConfig = (values: Record<string, string>) =>
@@ -64,13 +64,50 @@ describe("stores from configuration", () => {
       expect(String(missingUrl)).toContain("DATABASE_URL")
     }))
 
+  it.effect("the checkpoint key: AGENT_CHECKPOINT_KEY (hex or base64, ≥ 32 bytes) when set; else a key file beside the SQLite file, random for memory or :memory:; required for postgres", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-key-config-"))
+      const file = path.join(dir, "agent.db")
+      const originOf = (values: Record<string, string>) =>
+        Effect.scoped(
+          Effect.flatMap(
+            Layer.build(Layer.unwrapEffect(Effect.flatMap(StoreConfig.settings, StoreConfig.checkpointKeyLayer))),
+            (context) => Effect.succeed(Context.get(context, CheckpointKey.CheckpointKey).origin)
+          )
+        ).pipe(Effect.provide(withConfig(values)))
+      const hex = "0123456789abcdef".repeat(4)
+      expect(yield* originOf({ AGENT_CHECKPOINT_KEY: hex, SQLITE_PATH: file })).toBe("given")
+      expect(fs.existsSync(`${file}.checkpoint-key`)).toBe(false)
+      expect(yield* originOf({ AGENT_CHECKPOINT_KEY: Buffer.alloc(32, 7).toString("base64"), AGENT_STORE: "postgres" }))
+        .toBe("given")
+      expect(yield* originOf({ SQLITE_PATH: file })).toBe(`file ${file}.checkpoint-key`)
+      expect(fs.statSync(`${file}.checkpoint-key`).mode & 0o777).toBe(0o600)
+      expect(yield* originOf({ SQLITE_PATH: ":memory:" })).toContain("random")
+      expect(yield* originOf({ AGENT_STORE: "memory" })).toContain("random")
+      const missing = yield* Effect.flip(originOf({ AGENT_STORE: "postgres" }))
+      expect(missing._op).toBe("MissingData")
+      expect(String(missing)).toContain("AGENT_CHECKPOINT_KEY")
+      for (const bad of ["ab".repeat(31), "", "not a key!".repeat(8), Buffer.alloc(31).toString("base64")]) {
+        const refused = yield* Effect.flip(originOf({ AGENT_CHECKPOINT_KEY: bad }))
+        expect(refused._op).toBe("InvalidData")
+        expect(String(refused)).toContain("AGENT_CHECKPOINT_KEY")
+        if (bad.length > 0) expect(String(refused)).not.toContain(bad)
+      }
+      // A key file that is not a key is refused, naming the file (never its content).
+      fs.writeFileSync(path.join(dir, "bad.db.checkpoint-key"), "short\n", { mode: 0o600 })
+      const badFile = yield* Effect.flip(originOf({ SQLITE_PATH: path.join(dir, "bad.db") }))
+      expect(String(badFile)).toContain("bad.db.checkpoint-key")
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
   const skipped = unavailable("postgres")
   it.effect.skipIf(skipped !== undefined)(`AGENT_STORE=postgres with DATABASE_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
     Effect.gen(function*() {
       const id = `pg-config-${Date.now()}`
-      const first = yield* runOnce({ AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "" }, id)
+      const config = { AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "", AGENT_CHECKPOINT_KEY: "ab".repeat(32) }
+      const first = yield* runOnce(config, id)
       expect(first.result._tag).toBe("Completed")
-      const second = yield* runOnce({ AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "" }, `${id}-b`)
+      const second = yield* runOnce(config, `${id}-b`)
       expect(second.before).toContain(id)
     }))
 

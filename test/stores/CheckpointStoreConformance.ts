@@ -20,16 +20,21 @@
  * then on the old owner can neither complete nor release it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Array as Arr, Duration, Effect, FastCheck, type Layer, Option, Schema, TestClock } from "effect"
-import { Checkpoint } from "../../src/domain/Checkpoint.js"
+import { Array as Arr, Duration, Effect, Either, FastCheck, type Layer, Option, Schema, TestClock } from "effect"
+import { type Checkpoint, Sealed } from "../../src/domain/Checkpoint.js"
+import * as CheckpointKey from "../../src/stores/CheckpointKey.js"
 import { CheckpointStore, type ClaimResult } from "../../src/stores/CheckpointStore.js"
 
 /** Builds a fresh, empty store. */
 export type MakeCheckpointStoreLayer = () => Layer.Layer<CheckpointStore>
 
-/** A checkpoint as the pipeline saves one (decoded from its wire form). */
+/** The key the suite seals its checkpoints with. */
+const key = CheckpointKey.makeRandom()
+const decodeUnsealed = Schema.decodeUnknownSync(Sealed.omit("planDigest"))
+
+/** A checkpoint as the pipeline saves one (decoded from its wire form, then sealed). */
 const makeCheckpoint = (checkpointId: string, reason = "trades need a human"): Checkpoint =>
-  Schema.decodeUnknownSync(Checkpoint)({
+  key.seal(decodeUnsealed({
     checkpointId,
     requestId: `request-of-${checkpointId}`,
     request: "Buy 10 shares of ACME",
@@ -49,7 +54,7 @@ const makeCheckpoint = (checkpointId: string, reason = "trades need a human"): C
     priorPhases: [],
     reason,
     createdAt: 1_000
-  })
+  }))
 
 const LEASE = Duration.minutes(5)
 const LEASE_MS = Duration.toMillis(LEASE)
@@ -88,6 +93,56 @@ export const checkpointStoreConformance = (name: string, makeLayer: MakeCheckpoi
         expect(Option.getOrUndefined(yield* store.get("c1"))).toEqual(checkpoint)
         expect(Option.isNone(yield* store.get("missing"))).toBe(true)
         expect(Option.isNone(yield* store.get(""))).toBe(true)
+      }).pipe(Effect.provide(makeLayer())))
+
+    it.effect("tampered checkpoints: a checkpoint's seal survives the store — what get and claim return verifies with the key that sealed it", () =>
+      Effect.gen(function*() {
+        const store = yield* CheckpointStore
+        const checkpoint = key.seal(decodeUnsealed({
+          checkpointId: "sealed",
+          requestId: "r-sealed",
+          request: "Buy 10 shares of ACME — «ünïcödé» \u2028 and \"quotes\"",
+          // Parsed, so "__proto__" is an own key, as it is in wire JSON.
+          metadata: JSON.parse('{"z":1,"a":[0.1,-0,1e21,{"":null,"__proto__":"kept"}],"nested":{"b":true}}'),
+          enrichments: { rag_context: "limits apply", extra: { n: 2 } },
+          phase: 2,
+          plan: {
+            steps: [{
+              step_id: "t2",
+              namespace: "demo-tools",
+              agent: "trading-service",
+              capability: "execute_trade",
+              parameters: { symbol: "ACME", quantity: 10, side: "buy" },
+              implicit_deps: ["q1"]
+            }],
+            reasoning: "the quote was fine"
+          },
+          priorPhases: [{
+            phase: 1,
+            plan: { steps: [{ step_id: "q1", namespace: "demo-tools", agent: "stock-service", capability: "stock_quote" }] },
+            steps: [{
+              step_id: "q1",
+              namespace: "demo-tools",
+              agent: "stock-service",
+              capability: "stock_quote",
+              status: "succeeded",
+              output: { price: 12.5 },
+              startedAt: 10,
+              duration: 3
+            }]
+          }],
+          reason: "trades need a human",
+          createdAt: 1_234
+        }))
+        expect(Either.isRight(key.verify(checkpoint))).toBe(true)
+        yield* store.save(checkpoint)
+        const read = Option.getOrThrow(yield* store.get("sealed"))
+        expect(key.verify(read)).toEqual(Either.right(read))
+        const held = claimed(yield* claimAs("sealed", "a"))
+        expect(key.verify(held.checkpoint)).toEqual(Either.right(held.checkpoint))
+        expect(held.checkpoint.planDigest).toBe(checkpoint.planDigest)
+        // Another key does not verify it.
+        expect(Either.isLeft(CheckpointKey.makeRandom().verify(read))).toBe(true)
       }).pipe(Effect.provide(makeLayer())))
 
     it.effect("claim of an unknown id is NotFound, and claims nothing", () =>

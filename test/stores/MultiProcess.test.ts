@@ -12,65 +12,20 @@
  *   and the step that was running.
  */
 import { describe, expect, it } from "vitest"
-import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as readline from "node:readline"
-import { fileURLToPath } from "node:url"
 import { Effect, type Layer, Option } from "effect"
 import { CheckpointStore, ExecutionStore } from "effect-agent-pipeline"
 import * as Postgres from "effect-agent-pipeline/postgres"
 import * as Sqlite from "effect-agent-pipeline/sqlite"
 import type { Command } from "../support/processes/agentProcess.js"
+import { start as startProcess, type TestProcess } from "../support/processes/ChildProcess.js"
 import { dropTablesNow, postgresClient, postgresUrl, uniquePrefix, unavailable } from "../support/Backends.js"
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
-const script = fileURLToPath(new URL("../support/processes/agentProcess.ts", import.meta.url))
-
-interface AgentProcess {
-  readonly child: ChildProcess
-  /** The next event with this name (earlier events of other names are kept). */
-  readonly next: (event: string, timeoutMs?: number) => Promise<Record<string, unknown>>
-  readonly exited: Promise<number | null>
-}
-
-const start = (command: Command): AgentProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(command)], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const events: Array<Record<string, unknown>> = []
-  const waiters: Array<() => void> = []
-  let stderr = ""
-  child.stderr!.on("data", (chunk) => (stderr += String(chunk)))
-  readline.createInterface({ input: child.stdout! }).on("line", (line) => {
-    try {
-      events.push(JSON.parse(line))
-    } catch {
-      events.push({ event: "noise", line })
-    }
-    for (const wake of waiters.splice(0)) wake()
-  })
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  const next = async (name: string, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const i = events.findIndex((e) => e.event === name || e.event === "crash")
-      if (i >= 0) {
-        const [found] = events.splice(i, 1)
-        if (found!.event === "crash") throw new Error(`agent process crashed: ${String(found!.error)}\n${stderr}`)
-        return found!
-      }
-      if (Date.now() > deadline) throw new Error(`no "${name}" event within ${timeoutMs} ms; stderr:\n${stderr}`)
-      await Promise.race([
-        new Promise<void>((resolve) => waiters.push(resolve)),
-        new Promise<void>((resolve) => setTimeout(resolve, 100))
-      ])
-    }
-  }
-  return { child, next, exited }
-}
+/** An agent process running `command` (see `agentProcess.ts`). */
+const start = (command: Command): TestProcess => startProcess("./agentProcess.ts", [JSON.stringify(command)])
 
 interface Backend {
   readonly name: string
@@ -132,17 +87,25 @@ const suite = (makeBackend: () => Backend) => {
     it("suspended in one process, resumed in another: one of two concurrent resumes wins, the other gets already_claimed; the suspending process's late effect is merged, not lost", async () => {
       const backend = makeBackend()
       const release = path.join(os.tmpdir(), `eap-release-${process.pid}-${Date.now()}`)
+      // The processes share a checkpoint key, as a deployment's processes do: a resume elsewhere verifies the seal.
+      const checkpointKey = randomBytes(32).toString("hex")
       try {
-        const suspender = start({ action: "suspend", store: backend.store, requestId: "mp-hitl", releaseFile: release })
+        const suspender = start({ action: "suspend", store: backend.store, requestId: "mp-hitl", releaseFile: release, checkpointKey })
         const { checkpointId } = await suspender.next("suspended")
         expect(typeof checkpointId).toBe("string")
         const suspended = Option.getOrThrow(await recordOf(backend, "mp-hitl"))
         expect(suspended.lifecycle?.status).toBe("suspended")
         expect(suspended.hookInvocations.find((i) => i.name === "audit")?.effects.map((e) => e.status)).toEqual(["pending"])
 
-        const winner = start({ action: "resume", store: backend.store, checkpointId: String(checkpointId), holdFile: `${release}.hold` })
+        const winner = start({
+          action: "resume",
+          store: backend.store,
+          checkpointId: String(checkpointId),
+          holdFile: `${release}.hold`,
+          checkpointKey
+        })
         await winner.next("tool-started")
-        const loser = start({ action: "resume", store: backend.store, checkpointId: String(checkpointId) })
+        const loser = start({ action: "resume", store: backend.store, checkpointId: String(checkpointId), checkpointKey })
         const refused = await loser.next("error")
         expect(refused, JSON.stringify(refused)).toMatchObject({ tag: "CheckpointError", reason: "already_claimed" })
 

@@ -1,6 +1,7 @@
 /**
  * The database locked by another process: recording fails open — the
- * answer is unchanged and a warning says what was not written — while the
+ * answer is unchanged and a warning says what was not written, and why in
+ * SQLite's own words (`SQLITE_BUSY: database is locked`) — while the
  * required plan boundary still fails closed. Once the lock is gone,
  * recording resumes.
  */
@@ -22,7 +23,7 @@ interface Connection {
 const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string) => Connection
 
 describe("the SQLite file locked by another connection", () => {
-  it.effect("recording fails open with a warning; the answer is unchanged; the required boundary still fails closed", () =>
+  it.effect("recording fails open with a warning naming SQLite's cause (SQLITE_BUSY); the answer is unchanged; the required boundary still fails closed", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-locked-"))
       const file = path.join(dir, "agent.db")
@@ -41,8 +42,12 @@ describe("the SQLite file locked by another connection", () => {
         expect(locked._tag === "Completed" && locked.response.response).toBe(
           unlockedAnswer._tag === "Completed" ? unlockedAnswer.response.response : "?"
         )
-        expect(warnings.some((w) => w.includes("execution record not created"))).toBe(true)
-        expect(warnings.some((w) => w.includes("execution record not written"))).toBe(true)
+        // Each warning names the driver's own cause, not only "Failed to execute statement".
+        const driver = "SQLITE_BUSY: database is locked"
+        expect(warnings.some((w) => w.includes("execution record not created") && w.includes(driver)), JSON.stringify(warnings))
+          .toBe(true)
+        expect(warnings.some((w) => w.includes("execution record not written") && w.includes(driver)), JSON.stringify(warnings))
+          .toBe(true)
         const denied = yield* Effect.flip(pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "trade" }))
         expect(denied._tag).toBe("RequiredAfterPlanningError")
         other.exec("COMMIT")

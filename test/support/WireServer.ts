@@ -69,6 +69,8 @@ export type Wire =
     readonly cut: Cut | undefined
   }
   | { readonly _tag: "Hang" }
+  /** The connection is destroyed before any response byte: the client sees a reset. */
+  | { readonly _tag: "Reset" }
 
 /** One scripted reply: rendered from the request it answers, after an optional delay. */
 export interface Reply {
@@ -130,6 +132,23 @@ export const notJson = (text = "{\"id\":\"resp_1\",\"object\":\"resp"): Reply =>
 
 /** A reply that never comes: the request stays open until the client gives up or the server closes. */
 export const hang: Reply = reply(() => ({ _tag: "Hang" }))
+
+/** No reply: the connection is reset (destroyed) as soon as the request arrived. */
+export const reset: Reply = reply(() => ({ _tag: "Reset" }))
+
+/**
+ * A loopback URL that refuses connections: a port that was just bound and
+ * released (nothing listens on it; the kernel does not hand it out again at
+ * once).
+ */
+export const refusingUrl: Effect.Effect<string> = Effect.async<string>((resume) => {
+  const probe = Http.createServer()
+  probe.listen(0, "127.0.0.1", () => {
+    const address = probe.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    probe.close(() => resume(Effect.succeed(`http://127.0.0.1:${port}`)))
+  })
+})
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -277,6 +296,9 @@ export const make = (options: {
       if (Option.isSome(scripted) && scripted.value.delay !== undefined) yield* sleepReal(scripted.value.delay)
       switch (wire._tag) {
         case "Hang":
+          return yield* Effect.never
+        case "Reset":
+          NodeHttpServerRequest.toIncomingMessage(request).socket.destroy()
           return yield* Effect.never
         case "Body":
           return HttpServerResponse.text(wire.body, {

@@ -6,10 +6,21 @@
  *
  * A stream is retried, or handed to the fallback, only while it has not
  * emitted anything: text already delivered cannot be taken back.
+ *
+ * Two edges are kept here, whatever the model (issue 17):
+ * - a model's failure is translated once, as it leaves the model's client:
+ *   a safe `AiError` (no request headers, no foreign cause; see
+ *   safeAiError.ts), so no typed error, record, log or span of the
+ *   pipeline holds what a provider's request carried;
+ * - a model's text output is bounded by `maxOutputBytes`: a buffered answer
+ *   over it fails with `ModelOutputTooLarge`, its record keeping the output
+ *   cut at the limit; a stream emits up to the limit (the delta that
+ *   crosses it is cut) and then fails the same way.
  */
 import { type AiError, IdGenerator, type LanguageModel, type Response } from "@effect/ai"
 import {
   Cause,
+  Chunk,
   type Clock,
   Context,
   Duration,
@@ -32,7 +43,17 @@ import { unsafeRecordTokenUsage } from "../../runtime/PipelineMetrics.js"
 import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
 import { unprovidedOf } from "./unprovided.js"
-import { type ModelFailure, type ModelPolicy, ModelTimeout, retryDelay, withRetries } from "../ModelPolicy.js"
+import {
+  defaults,
+  type ModelFailure,
+  ModelOutputTooLarge,
+  type ModelPolicy,
+  ModelTimeout,
+  retryDelay,
+  withRetries
+} from "../ModelPolicy.js"
+import { exceeds, utf8Length, utf8Prefix } from "./outputBounds.js"
+import { aiErrorText, safeAiError } from "./safeAiError.js"
 import { withFirst } from "../../runtime/internal/withFirst.js"
 
 type Format = "text" | "plan"
@@ -64,24 +85,28 @@ export const clientOf = (
   // provides its own (the default IdGenerator given here is then unused).
   const unprovided = direct === undefined ? undefined : unprovidedOf(direct)
   const calls = unprovided ?? direct
+  const generate: ModelClient["generate"] = calls !== undefined
+    ? (prompt, format) => (format === "plan" ? calls.generatePlan(prompt) : calls.generateText(prompt))
+    : (prompt, format) =>
+      format === "text"
+        ? Effect.map(model.generateText({ prompt }), responseOfText)
+        : model.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }).pipe(
+          Effect.map(responseOfText),
+          Effect.catchIf(
+            (error) => unparsedOutput(error) !== undefined,
+            (error) => Effect.succeed<ModelResponse>({ text: unparsedOutput(error) ?? "" })
+          )
+        )
   return {
     label,
     services: unprovided?.services ?? DEFAULT_SERVICES,
-    generate: calls !== undefined
-      ? (prompt, format) => (format === "plan" ? calls.generatePlan(prompt) : calls.generateText(prompt))
-      : (prompt, format) =>
-        format === "text"
-          ? Effect.map(model.generateText({ prompt }), responseOfText)
-          : model.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }).pipe(
-            Effect.map(responseOfText),
-            Effect.catchIf(
-              (error) => unparsedOutput(error) !== undefined,
-              (error) => Effect.succeed<ModelResponse>({ text: unparsedOutput(error) ?? "" })
-            )
-          ),
-    stream: (prompt) => model.streamText({ prompt })
+    // The one translation of a model's failures (see the module comment).
+    generate: (prompt, format) => Effect.mapError(generate(prompt, format), safeAiErrorOf),
+    stream: (prompt) => Stream.mapError(model.streamText({ prompt }), safeAiErrorOf)
   }
 }
+
+const safeAiErrorOf = (error: AiError.AiError): AiError.AiError => safeAiError(error)
 
 const DEFAULT_SERVICES = Context.make(IdGenerator.IdGenerator, IdGenerator.defaultIdGenerator)
 
@@ -103,7 +128,43 @@ const outcomeOf = (cause: Cause.Cause<ModelFailure>): ModelCallOutcome => {
 
 const errorText = (cause: Cause.Cause<ModelFailure>): string => {
   const failure = Cause.failureOption(cause)
-  return (Option.isSome(failure) ? failure.value.message : Cause.pretty(cause)).slice(0, 2000)
+  if (Option.isNone(failure)) return Cause.pretty(cause).slice(0, 2000)
+  const value = failure.value
+  switch (value._tag) {
+    case "ModelOutputTooLarge":
+      return `${value.message}; output recorded up to the limit (truncated)`
+    case "ModelTimeout":
+      return value.message
+    default:
+      return aiErrorText(value).slice(0, 2000)
+  }
+}
+
+/**
+ * The output of a buffered answer over the limit, cut at it, for the
+ * attempt's record (the error itself stays small: it ends up in typed
+ * errors and their logs).
+ */
+const cutOutputs = new WeakMap<ModelOutputTooLarge, string>()
+
+/** A failure's record: the error text, and a cut output when the output was too large. */
+const failedWith = (cause: Cause.Cause<ModelFailure>): Ended => {
+  const failure = Cause.failureOption(cause)
+  const output = Option.isSome(failure) && failure.value._tag === "ModelOutputTooLarge"
+    ? cutOutputs.get(failure.value)
+    : undefined
+  return { outcome: outcomeOf(cause), error: errorText(cause), ...(output === undefined ? {} : { output }) }
+}
+
+/** A streamed attempt as it goes. */
+interface StreamState {
+  readonly emitted: { value: boolean }
+  readonly received: Array<string>
+  bytes: number
+  usage: ModelUsage | undefined
+  modelId: string | undefined
+  /** Set once the output passed the limit. */
+  over: ModelOutputTooLarge | undefined
 }
 
 /** What one attempt ended with, for its record. */
@@ -128,6 +189,22 @@ const withModelCall = (call: ModelCall, record: ExecutionRecord): ExecutionRecor
 export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: ModelClient | undefined) => {
   const timeoutMillis = Duration.toMillis(policy.timeout)
   const timedOut = () => new ModelTimeout({ timeoutMillis })
+  // A policy object from before `maxOutputBytes` existed (plain JavaScript) gets the default.
+  const maxOutputBytes = Number.isSafeInteger(policy.maxOutputBytes) && policy.maxOutputBytes > 0
+    ? policy.maxOutputBytes
+    : defaults.maxOutputBytes
+
+  /** A buffered answer within the limit, or `ModelOutputTooLarge` (its output cut for the record). */
+  const withinLimit = (response: ModelResponse): Effect.Effect<ModelResponse, ModelOutputTooLarge> => {
+    if (!exceeds(response.text, maxOutputBytes)) return Effect.succeed(response)
+    const error = new ModelOutputTooLarge({
+      maxBytes: maxOutputBytes,
+      receivedBytes: utf8Length(response.text),
+      streamed: false
+    })
+    cutOutputs.set(error, utf8Prefix(response.text, maxOutputBytes))
+    return Effect.fail(error)
+  }
 
   const recorded = (info: CallInfo) => policy.recordCalls !== "off" && info.recorder.enabled
 
@@ -174,7 +251,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   /** One attempt, bounded by the model timeout, recorded when it ended. */
   const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
     withDeadline(
-      client.generate(prompt, format),
+      Effect.flatMap(client.generate(prompt, format), withinLimit),
       policy.timeout,
       timedOut,
       withFirst(startAttempt, { info, client, prompt, n }),
@@ -216,7 +293,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
     Exit.isSuccess(exit)
       ? { outcome: "succeeded", output: exit.value.text, usage: exit.value.usage, modelId: exit.value.modelId }
-      : { outcome: outcomeOf(exit.cause), error: errorText(exit.cause) }
+      : failedWith(exit.cause)
 
   const plan = fallback === undefined ? undefined : ExecutionPlan.make(
     // (Layers, not Contexts: `ExecutionPlan` types a Context step's error as `unknown`.)
@@ -238,39 +315,76 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   ) => generateOnce(ask.info, ask.client, ask.prompt, ask.format, n)
 
   /**
-   * One streamed attempt: text deltas, each part awaited for at most the
-   * model timeout; recorded (with the text received) when it ends.
+   * One streamed attempt: text deltas, each pull awaited for at most the
+   * model timeout, cut at `maxOutputBytes`; recorded (with the text
+   * received) when it ends.
    */
   const streamOnce = (info: CallInfo, client: ModelClient, prompt: string, n: number, emitted: { value: boolean }) =>
     Stream.unwrap(Effect.withFiberRuntime<Stream.Stream<string, ModelFailure>>((fiber) => {
       const clock = clockOf(fiber)
       const startedAt = clock.unsafeCurrentTimeMillis()
       const mark = elapsedMillis(clock)
-      const received: Array<string> = []
-      let usage: ModelUsage | undefined
-      let modelId: string | undefined
-      const parts = Stream.fromPull(
-        Effect.map(Stream.toPull(client.stream(prompt)), (pull) =>
-          withDeadline(pull, policy.timeout, () => Option.some<ModelFailure>(timedOut())))
+      const state: StreamState = {
+        emitted,
+        received: [],
+        bytes: 0,
+        usage: undefined,
+        modelId: undefined,
+        over: undefined
+      }
+      const deltas = Stream.fromPull(
+        Effect.map(Stream.toPull(client.stream(prompt)), (pull) => {
+          const bounded = Effect.map(
+            withDeadline(pull, policy.timeout, () => Option.some<ModelFailure>(timedOut())),
+            (parts) => deltasOf(parts, state)
+          )
+          // Once over the limit, the next pull ends the stream with the failure.
+          return Effect.suspend(() =>
+            state.over === undefined ? bounded : Effect.fail(Option.some<ModelFailure>(state.over))
+          )
+        })
       )
-      const deltas = Stream.filterMap(parts, (part) => {
-        if (part.type === "text-delta") {
-          emitted.value = true
-          received.push(part.delta)
-          return Option.some(part.delta)
-        }
-        if (part.type === "finish") usage = usageOf(part.usage)
-        else if (part.type === "response-metadata") modelId = Option.getOrUndefined(part.modelId)
-        return Option.none()
-      })
       return Effect.succeed(Stream.ensuringWith(deltas, (exit) => {
-        const output = received.join("")
+        const output = state.received.join("")
+        const { modelId, usage } = state
         const end: Ended = Exit.isSuccess(exit)
           ? { outcome: "succeeded", output, usage, modelId }
           : { outcome: outcomeOf(exit.cause), output, usage, modelId, error: errorText(exit.cause) }
         return ended(info, client, n, prompt, true, startedAt, elapsedMillis(clock) - mark, end)
       }))
     }))
+
+  /** A pulled chunk of parts as its text deltas, within the limit (the delta crossing it cut). */
+  const deltasOf = (parts: Chunk.Chunk<Response.StreamPart<{}>>, state: StreamState): Chunk.Chunk<string> => {
+    const out: Array<string> = []
+    for (const part of parts) {
+      if (part.type === "text-delta") {
+        const size = utf8Length(part.delta)
+        state.emitted.value = true
+        if (state.bytes + size <= maxOutputBytes) {
+          state.bytes += size
+          state.received.push(part.delta)
+          out.push(part.delta)
+          continue
+        }
+        const cut = utf8Prefix(part.delta, maxOutputBytes - state.bytes)
+        if (cut.length > 0) {
+          state.received.push(cut)
+          out.push(cut)
+        }
+        state.over = new ModelOutputTooLarge({
+          maxBytes: maxOutputBytes,
+          receivedBytes: state.bytes + size,
+          streamed: true
+        })
+        state.bytes = maxOutputBytes
+        break
+      }
+      if (part.type === "finish") state.usage = usageOf(part.usage)
+      else if (part.type === "response-metadata") state.modelId = Option.getOrUndefined(part.modelId)
+    }
+    return Chunk.unsafeFromArray(out)
+  }
 
   /** Retries a stream that failed before it emitted anything. */
   const streamAttempts = (info: CallInfo, client: ModelClient, prompt: string, n = 1): Stream.Stream<string, ModelFailure> => {

@@ -14,6 +14,14 @@
  *
  * `apiUrl` has no `/v1` (the client calls `{apiUrl}/v1/messages`).
  *
+ * Failures cross the provider boundary once, translated: `AiError`s that
+ * keep the request's method and URL, the response's status, its
+ * `retry-after` and rate-limit headers and a body excerpt (2 KB) — never
+ * the request's headers (the key travels as `x-api-key`), never the key
+ * (also scrubbed from any text a server echoes it in), never a foreign
+ * cause. An error response's body is read as an excerpt, so a huge or
+ * deeply nested one is a typed failure, not a crash.
+ *
  * @since 0.1.0
  */
 import type { LanguageModel } from "@effect/ai"
@@ -21,6 +29,8 @@ import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
+import { type Secrets, secretsOf } from "../internal/secrets.js"
 import * as ModelConfig from "../ModelConfig.js"
 
 /**
@@ -43,20 +53,51 @@ export interface Options {
   readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
 }
 
+const MODULE = "AnthropicClient"
+
 /**
- * The `@effect/ai-anthropic` client over Node's HTTP client (undici).
+ * The client's calls behind the provider boundary: every failure is a safe
+ * `AiError` (no request headers — the key travels as `x-api-key` —, no
+ * foreign cause, the key scrubbed from its text; see
+ * `internal/safeAiError.ts`). The raw generated client (`client.client`)
+ * is handed on as it is: the language model does not use it.
+ */
+const guarded = (client: AnthropicClient.Service, secrets: Secrets): AnthropicClient.Service =>
+  AnthropicClient.AnthropicClient.of({
+    client: client.client,
+    streamRequest: (request, schema) =>
+      guardStream(client.streamRequest(request, schema), MODULE, "streamRequest", secrets),
+    createMessage: (options) => guardEffect(client.createMessage(options), MODULE, "createMessage", secrets),
+    createMessageStream: (options) =>
+      guardStream(client.createMessageStream(options), MODULE, "createMessageStream", secrets)
+  })
+
+/**
+ * The `@effect/ai-anthropic` client over Node's HTTP client (undici),
+ * behind the provider boundary: its failures never carry the key or the
+ * request's headers, and an error response's body is read as a bounded
+ * excerpt (see the README's "Model providers").
  *
  * @since 0.1.0
  */
 export const layerClient = (
   options: Omit<Options, "model" | "config">
-): Layer.Layer<AnthropicClient.AnthropicClient> =>
-  AnthropicClient.layer({
-    apiKey: options.apiKey,
-    apiUrl: options.apiUrl ?? ModelConfig.ANTHROPIC_DEFAULT_BASE_URL,
-    anthropicVersion: options.anthropicVersion,
-    transformClient: options.transformClient
-  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+): Layer.Layer<AnthropicClient.AnthropicClient> => {
+  const secrets = secretsOf([options.apiKey])
+  const transform = options.transformClient
+  return Layer.effect(
+    AnthropicClient.AnthropicClient,
+    Effect.map(AnthropicClient.AnthropicClient, (client) => guarded(client, secrets))
+  ).pipe(
+    Layer.provide(AnthropicClient.layer({
+      apiKey: options.apiKey,
+      apiUrl: options.apiUrl ?? ModelConfig.ANTHROPIC_DEFAULT_BASE_URL,
+      anthropicVersion: options.anthropicVersion,
+      transformClient: (client) => boundErrorBodies(transform === undefined ? client : transform(client))
+    })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+}
 
 /**
  * The model part of an agent: a `LanguageModel` on Anthropic's API.

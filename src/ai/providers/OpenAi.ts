@@ -14,6 +14,15 @@
  *
  * `apiUrl` ends in `/v1` (the client appends `/responses`, `/embeddings`).
  *
+ * Failures cross the provider boundary once, translated: the language and
+ * embedding models fail with `@effect/ai` `AiError`s that keep the
+ * request's method and URL, the response's status, its `retry-after` and
+ * rate-limit headers and a body excerpt (2 KB) — never the request's
+ * headers (`Authorization: Bearer …`), never the key (also scrubbed from
+ * any text a server echoes it in), never a foreign cause. An error
+ * response's body is read as an excerpt, so a huge or deeply nested one
+ * is a typed failure, not a crash.
+ *
  * @since 0.1.0
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
@@ -21,6 +30,8 @@ import { OpenAiClient, OpenAiEmbeddingModel, OpenAiLanguageModel } from "@effect
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
+import { type Secrets, secretsOf } from "../internal/secrets.js"
 import * as ModelConfig from "../ModelConfig.js"
 
 /**
@@ -61,19 +72,49 @@ export interface EmbeddingOptions extends ClientOptions {
   readonly dimensions?: number | undefined
 }
 
-const clientOptions = (options: ClientOptions) => ({
-  apiKey: options.apiKey,
-  apiUrl: options.apiUrl ?? ModelConfig.OPENAI_DEFAULT_BASE_URL,
-  ...(options.transformClient === undefined ? {} : { transformClient: options.transformClient })
-})
+const MODULE = "OpenAiClient"
 
 /**
- * The `@effect/ai-openai` client over Node's HTTP client (undici).
+ * The client's calls behind the provider boundary: every failure is a safe
+ * `AiError` (no request headers, no foreign cause, the key scrubbed from
+ * its text; see `internal/safeAiError.ts`). The raw generated client
+ * (`client.client`) is handed on as it is: the language and embedding
+ * models do not use it.
+ */
+const guarded = (client: OpenAiClient.Service, secrets: Secrets): OpenAiClient.Service =>
+  OpenAiClient.OpenAiClient.of({
+    client: client.client,
+    streamRequest: (request, schema) =>
+      guardStream(client.streamRequest(request, schema), MODULE, "streamRequest", secrets),
+    createResponse: (options) => guardEffect(client.createResponse(options), MODULE, "createResponse", secrets),
+    createResponseStream: (options) =>
+      guardStream(client.createResponseStream(options), MODULE, "createResponseStream", secrets),
+    createEmbedding: (options) => guardEffect(client.createEmbedding(options), MODULE, "createEmbedding", secrets)
+  })
+
+/**
+ * The `@effect/ai-openai` client over Node's HTTP client (undici), behind
+ * the provider boundary: its failures never carry the key or the request's
+ * headers, and an error response's body is read as a bounded excerpt (see
+ * the README's "Model providers").
  *
  * @since 0.1.0
  */
-export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.OpenAiClient> =>
-  OpenAiClient.layer(clientOptions(options)).pipe(Layer.provide(NodeHttpClient.layerUndici))
+export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.OpenAiClient> => {
+  const secrets = secretsOf([options.apiKey])
+  const transform = options.transformClient
+  return Layer.effect(
+    OpenAiClient.OpenAiClient,
+    Effect.map(OpenAiClient.OpenAiClient, (client) => guarded(client, secrets))
+  ).pipe(
+    Layer.provide(OpenAiClient.layer({
+      apiKey: options.apiKey,
+      apiUrl: options.apiUrl ?? ModelConfig.OPENAI_DEFAULT_BASE_URL,
+      transformClient: (client) => boundErrorBodies(transform === undefined ? client : transform(client))
+    })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+}
 
 /**
  * The model part of an agent: a `LanguageModel` on an OpenAI-compatible

@@ -13,10 +13,17 @@
  */
 import type { ExecutionRecord, HookEffect, HookInvocation } from "../ExecutionRecord.js"
 
-/** The identity of a hook run across snapshots and processes. */
+/**
+ * The identity of a hook run across snapshots and processes: its `runId`
+ * when it has one (a run recorded before it ended — a detached run starts
+ * later than it was queued, so its start time changes between its two
+ * entries), else where and when it ran.
+ */
 export const sameRun = (a: HookInvocation, b: HookInvocation): boolean =>
-  a.name === b.name && a.stage === b.stage && a.sequence === b.sequence && a.startedAt === b.startedAt &&
-  a.phase === b.phase && a.callId === b.callId
+  a.runId !== undefined || b.runId !== undefined
+    ? a.runId === b.runId
+    : a.name === b.name && a.stage === b.stage && a.sequence === b.sequence && a.startedAt === b.startedAt &&
+      a.phase === b.phase && a.callId === b.callId
 
 const terminal = (effect: HookEffect): boolean => effect.status !== "pending"
 

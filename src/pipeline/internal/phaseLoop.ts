@@ -2,8 +2,10 @@
  * The phase loop (seed 000 §3, DESIGN §4 steps 3–6): each phase plans,
  * runs AfterPlanning once on the final validated plan (C8, C9), lets the
  * HITL policy suspend with a checkpoint, then executes the steps; phases
- * follow until a terminal plan, a suspension or the phase limit. A HITL
- * resume executes the approved plan as is.
+ * follow until a terminal plan, a suspension or the phase limit. A
+ * suspension saves a checkpoint sealed with the agent's checkpoint key (its
+ * plan's digest and a MAC over all it holds: DESIGN §7). A HITL resume
+ * executes the approved plan as is.
  */
 import { Clock, type Duration, Effect, Option } from "effect"
 import type { Inference } from "../../ai/Inference.js"
@@ -13,9 +15,9 @@ import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
 import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseRecord, StepResult } from "../../domain/ExecutionRecord.js"
+import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
-import { Checkpoint } from "../../domain/Checkpoint.js"
 import type { ApprovalPolicy } from "../Approval.js"
 import { CheckpointError } from "../../domain/PipelineError.js"
 import * as PlanExecutor from "../PlanExecutor.js"
@@ -23,7 +25,7 @@ import type * as PlanValidation from "../../domain/PlanValidation.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
 import type { RoutingPlan, RoutingStep } from "../../domain/RoutingPlan.js"
 import type { JsonObject } from "../../domain/Json.js"
-import { newId, recordPhase, type RequestState, TRUSTED, updatePhase } from "./requestRecord.js"
+import { newId, recordPhase, type RequestState, updatePhase } from "./requestRecord.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import { withFirst } from "../../runtime/internal/withFirst.js"
 
@@ -32,11 +34,15 @@ export interface PhaseLoopDeps {
   readonly concurrency: number
   readonly maxPhases: number
   readonly toolTimeout: Duration.Duration
+  /** The largest tool result kept (its JSON text, bytes); a larger one fails its step. */
+  readonly maxToolResultBytes: number
   readonly inference: Inference.Service
   readonly tools: ToolRegistry.Service
   readonly operations: Operations
   readonly afterPlanning: AfterPlanning.Service
   readonly checkpoints: CheckpointStore["Type"]
+  /** Seals every checkpoint this loop saves. */
+  readonly checkpointKey: CheckpointKey.Service
   readonly approval: Option.Option<ApprovalPolicy["Type"]>
   readonly prompts: PromptBuilder.PromptBuilder.Service
 }
@@ -79,13 +85,26 @@ const withStepResult = (result: StepResult, p: PhaseRecord): PhaseRecord => ({
 
 /** Builds the phase loop over its services. */
 export const makePhaseLoop = (deps: PhaseLoopDeps) => {
-  const { afterPlanning, approval, checkpoints, concurrency, inference, maxPhases, operations, prompts, toolTimeout, tools } =
-    deps
+  const {
+    afterPlanning,
+    approval,
+    checkpointKey,
+    checkpoints,
+    concurrency,
+    inference,
+    maxPhases,
+    operations,
+    prompts,
+    toolTimeout,
+    tools
+  } = deps
   // The registered tools' caller is built once; a request with tools of its
   // own (added by a BeforePlanning hook) gets one over its extended registry.
-  const registeredCaller = ToolCalls.make(tools, operations, toolTimeout)
+  const registeredCaller = ToolCalls.make(tools, operations, toolTimeout, deps.maxToolResultBytes)
   const callerOf = (state: RequestState) =>
-    state.tools === undefined ? registeredCaller : ToolCalls.make(state.tools, operations, toolTimeout)
+    state.tools === undefined
+      ? registeredCaller
+      : ToolCalls.make(state.tools, operations, toolTimeout, deps.maxToolResultBytes)
 
   const validationFor = (
     priorStepIds: ReadonlySet<string>,
@@ -186,7 +205,9 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
         if (Option.isSome(approval)) {
           const verdict = yield* approval.value.evaluate(state.context, plan, phase)
           if (verdict._tag === "Suspend") {
-            const checkpoint = new Checkpoint({
+            // Sealed: the plan's digest (what the approver is shown) and a
+            // MAC over everything a resume will act on.
+            const checkpoint = checkpointKey.seal({
               checkpointId: newId(),
               requestId: state.context.requestId,
               request: state.context.request,
@@ -194,10 +215,10 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
               enrichments: state.context.enrichments,
               phase,
               plan,
-              priorPhases: phases,
+              priorPhases: [...phases],
               reason: verdict.reason,
               createdAt: yield* Clock.currentTimeMillis
-            }, TRUSTED)
+            })
             yield* checkpoints.save(checkpoint).pipe(
               Effect.mapError((e) =>
                 new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })

@@ -91,6 +91,8 @@ export interface BeginDeps {
   readonly preparer: ConversationHistory.ConversationHistoryPreparer["Type"]
   readonly operations: Operations
   readonly leases: LeaseKeeper
+  /** The largest record written (JSON text, bytes); larger snapshots are cut down (default 16 MiB). */
+  readonly maxRecordBytes?: number | undefined
 }
 
 /**
@@ -137,7 +139,7 @@ export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestS
 
 /** Builds {@link Begin} over its services. */
 export const makeBegin = (deps: BeginDeps): Begin => {
-  const { leases, limits, operations, preparer, recording, store } = deps
+  const { leases, limits, maxRecordBytes, operations, preparer, recording, store } = deps
   parkOnce()
   // Defined once per pipeline, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds no request in flight.
@@ -209,7 +211,8 @@ export const makeBegin = (deps: BeginDeps): Begin => {
       const recorder = recording
         ? RequestRecorder.make(
           recordWriter(store, operations, requestId, call),
-          unwritten === undefined ? initial : { ...initial, diagnostics: [unwritten] }
+          unwritten === undefined ? initial : { ...initial, diagnostics: [unwritten] },
+          { maxBytes: maxRecordBytes }
         )
         : RequestRecorder.disabled(initial)
       const scope = yield* Scope.make()

@@ -60,6 +60,34 @@ const toResults = (phases: ReadonlyArray<PhaseRecord>): ExecutionResults => ({
   steps: phases.flatMap((p) => p.steps)
 })
 
+/** A gate that cannot be read: cache reads off (a cache decision is never accepted on a broken gate). */
+const closedGate: ShortCircuit.PipelineGate = { cacheReadEnabled: false, cacheVary: {} }
+
+/**
+ * The request's gate, checked: a `forRequest` that throws or returns
+ * something that is not a gate fails closed — cache reads off for this
+ * request — instead of failing it.
+ */
+const gateFor = (gate: ShortCircuit.Gate["Type"], context: PipelineContext): ShortCircuit.PipelineGate => {
+  try {
+    const given: unknown = gate.forRequest(context)
+    if (typeof given !== "object" || given === null) return closedGate
+    const { cacheReadEnabled, cacheVary } = given as Record<string, unknown>
+    if (typeof cacheReadEnabled !== "boolean" || typeof cacheVary !== "object" || cacheVary === null || Array.isArray(cacheVary)) {
+      return closedGate
+    }
+    const vary: Record<string, string> = {}
+    for (const key of Object.keys(cacheVary)) {
+      const value = (cacheVary as Record<string, unknown>)[key]
+      if (typeof value !== "string") return closedGate
+      vary[key] = value
+    }
+    return { cacheReadEnabled, cacheVary: vary }
+  } catch {
+    return closedGate
+  }
+}
+
 /** Builds the stages over their services. */
 export const makeRequestStages = (deps: RequestStagesDeps) => {
   const {
@@ -142,7 +170,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       let phasesResult
       if (resume === undefined) {
         const outcome = yield* beforePlanning.run(state, {
-          gate: Option.isSome(gate) ? gate.value.forRequest(state.context) : ShortCircuit.defaultGate,
+          gate: Option.isSome(gate) ? gateFor(gate.value, state.context) : ShortCircuit.defaultGate,
           maxEnrichmentBytes,
           hasTool: tools.has
         }).pipe(spanned("pipeline.before_planning", { captureStackTrace: false }))

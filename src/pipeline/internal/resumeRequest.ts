@@ -1,10 +1,25 @@
 /**
- * HITL resume (seed 000 §3, DESIGN §4 step 5): claims the checkpoint under a
- * lease, reopens the request's record — or rebuilds it from the checkpoint
- * when none is stored — and, if approved, runs the approved plan on the
- * buffered path without AfterPlanning (C8). A rejection is a decided
- * outcome, not a failure: the resume ends `Rejected` and its record
- * `rejected`.
+ * HITL resume (seed 000 §3, DESIGN §4 step 5 and §7 "an approval binds to
+ * what was approved"): checks the decision, verifies the checkpoint, claims
+ * it under a lease, reopens the request's record — or rebuilds it from the
+ * checkpoint when none is stored — and, if approved, runs the required
+ * after-planning hook again on the stored plan, then that plan on the
+ * buffered path (ordinary AfterPlanning hooks do not run again: C8). A
+ * rejection is a decided outcome, not a failure: the resume ends `Rejected`
+ * and its record `rejected`.
+ *
+ * Fail closed, in this order, before anything runs (`resumeChecks.ts`):
+ * - a decision other than exactly `"approve"` / `"reject"` is
+ *   `invalid_decision`; nothing is read or claimed;
+ * - the stored checkpoint is read and its seal verified *before* it is
+ *   claimed, and again on the body the claim returns (it may have been
+ *   rewritten in between): a body that does not decode, or whose plan
+ *   digest or MAC does not verify with this agent's key, is `tampered`;
+ * - a `planDigest` the approver echoed that is not the checkpoint's is
+ *   `plan_mismatch`.
+ * A refused checkpoint stays stored (for forensics), unclaimed; the refusal
+ * is logged as a warning and — `tampered` and `plan_mismatch` — written to
+ * the request's record as a diagnostic, its lifecycle unchanged.
  *
  * The claim follows the resume's exit: a success (completed, suspended
  * again, or rejected) completes the checkpoint — a decided checkpoint is not
@@ -25,20 +40,34 @@ import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { RequestId } from "../../domain/PipelineContext.js"
 import { CheckpointError, type PipelineError } from "../../domain/PipelineError.js"
+import type * as PlanValidation from "../../domain/PlanValidation.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
+import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import type { AfterPlanning } from "../AfterPlanning.js"
 import { type PipelineResult, Rejected } from "../AgentResponse.js"
-import type { ApprovalDecision } from "../Approval.js"
+import type { ApprovalDecision, ResumeOptions } from "../Approval.js"
 import { owned, recordWriter, type RequestState, TRUSTED } from "./requestRecord.js"
+import { echoedDigest, invalidArguments, makeResumeChecks } from "./resumeChecks.js"
 
 /** What resume needs, resolved once when the pipeline is built. */
 export interface ResumeRequestDeps {
   readonly recording: boolean
+  /** The largest record written (JSON text, bytes). */
+  readonly maxRecordBytes?: number | undefined
   readonly store: ExecutionStore.Service
   readonly checkpoints: CheckpointStore.Service
+  /** Verifies every checkpoint before it is claimed and before it runs. */
+  readonly checkpointKey: CheckpointKey.Service
+  /** The required boundary, run again on the approved plan. */
+  readonly afterPlanning: AfterPlanning.Service
+  /** What a plan of a phase after `priorStepIds` is validated against. */
+  readonly validationFor: (priorStepIds: ReadonlySet<string>) => PlanValidation.ValidationContext
+  /** Runs hooks inside the request's scope (what the buffered path runs its stages in). */
+  readonly hookScope: <A, E>(state: RequestState, effect: Effect.Effect<A, E>) => Effect.Effect<A, E>
   readonly operations: Operations
   /** This pipeline's id: the owner of its resumes' claims (each adds its own number). */
   readonly instance: string
@@ -77,15 +106,28 @@ const isoOrMillis = (millis: number): string =>
 
 /** Builds `resume` over its services. */
 export const makeResumeRequest = (deps: ResumeRequestDeps) => {
-  const { buffered, checkpoints, claimLease, instance, operations, recording, store } = deps
+  const {
+    afterPlanning,
+    buffered,
+    checkpoints,
+    claimLease,
+    hookScope,
+    instance,
+    operations,
+    recording,
+    store,
+    validationFor
+  } = deps
   let resumes = 0
+  const { inspect, storeFailure, verified } = makeResumeChecks(deps)
 
   const claim = (checkpointId: string) =>
     Effect.suspend(() => {
       const owner = `${instance}/${++resumes}`
       return checkpoints.claim(checkpointId, { owner, leaseFor: claimLease }).pipe(
         Effect.map((result) => ({ owner, result })),
-        Effect.mapError((e) => new CheckpointError({ reason: "not_found", checkpointId, detail: e.message }))
+        // The store released an undecodable body's claim already.
+        Effect.catchTags(storeFailure(checkpointId))
       )
     })
 
@@ -100,6 +142,23 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
       ),
       Effect.catchAllCause((cause) => Effect.logWarning(`checkpoint claim not ${action}`, Cause.pretty(cause))),
       Effect.annotateLogs({ checkpointId, owner })
+    )
+  }
+
+  /**
+   * The required boundary, again, on the approved plan (DESIGN §7): its
+   * rule may have changed since the suspension, and a seal only says the
+   * plan is the one suspended — not that it is still allowed.
+   */
+  const requiredAgain = (state: RequestState, checkpoint: Checkpoint) => {
+    const priorStepIds = checkpoint.priorPhases.flatMap((p) => p.steps.map((s) => s.step_id))
+    return hookScope(
+      state,
+      afterPlanning.runRequired(state, checkpoint.plan, {
+        phase: checkpoint.phase,
+        priorStepIds,
+        validation: validationFor(new Set(priorStepIds))
+      })
     )
   }
 
@@ -133,7 +192,9 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
         })
         : undefined
       const written = recording
-        ? RequestRecorder.make(recordWriter(store, operations, requestId, call), initial)
+        ? RequestRecorder.make(recordWriter(store, operations, requestId, call), initial, {
+          maxBytes: deps.maxRecordBytes
+        })
         : RequestRecorder.disabled(initial)
       const recorder = decision === "approve" ? written : finalizingAsRejected(written)
       const state: RequestState = {
@@ -159,7 +220,10 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
         (wait) => operations.run(wait, recorder, Effect.void)
       )
       const body: Effect.Effect<PipelineResult, PipelineError> = decision === "approve"
-        ? Effect.zipRight(waited, buffered(state, { checkpoint }))
+        ? waited.pipe(
+          Effect.zipRight(requiredAgain(state, checkpoint)),
+          Effect.zipRight(buffered(state, { checkpoint }))
+        )
         : Effect.as(
           waited,
           new Rejected({ requestId, checkpointId, phase: checkpoint.phase, reason: checkpoint.reason }, TRUSTED)
@@ -167,31 +231,47 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
       return yield* owned(state, body, "resume", operations)
     })
 
-  const resume = (checkpointId: string, decision: ApprovalDecision): Effect.Effect<PipelineResult, PipelineError> =>
-    Effect.acquireUseRelease(
-      claim(checkpointId),
-      ({ result }) =>
-        ClaimResult.$match(result, {
-          Claimed: ({ checkpoint }) => run(checkpoint, decision),
-          NotFound: () =>
-            Effect.fail(
-              new CheckpointError({
-                reason: "not_found",
-                checkpointId,
-                detail: "no such checkpoint (or already resumed)"
-              })
-            ),
-          AlreadyClaimed: ({ expiresAt, owner }) =>
-            Effect.fail(
-              new CheckpointError({
-                reason: "already_claimed",
-                checkpointId,
-                detail: `another resume holds it (${owner}, until ${isoOrMillis(expiresAt)})`
-              })
-            )
-        }),
-      ({ owner, result }, exit) => result._tag === "Claimed" ? settle(checkpointId, owner, exit) : Effect.void
-    )
+  const resume = (
+    checkpointId: string,
+    decision: ApprovalDecision,
+    options?: ResumeOptions
+  ): Effect.Effect<PipelineResult, PipelineError> =>
+    Effect.suspend(() => {
+      // Untyped callers (JavaScript, a server passing a body through) get a
+      // typed refusal, never a coerced decision.
+      const invalid = invalidArguments(checkpointId, decision)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const echoed = echoedDigest(options)
+      return Effect.zipRight(
+        inspect(checkpointId, echoed),
+        Effect.acquireUseRelease(
+          claim(checkpointId),
+          ({ result }) =>
+            ClaimResult.$match(result, {
+              // Verified again: the body may have been rewritten since it was read.
+              Claimed: ({ checkpoint }) =>
+                Effect.flatMap(verified(checkpointId, checkpoint, echoed), (approved) => run(approved, decision)),
+              NotFound: () =>
+                Effect.fail(
+                  new CheckpointError({
+                    reason: "not_found",
+                    checkpointId,
+                    detail: "no such checkpoint (or already resumed)"
+                  })
+                ),
+              AlreadyClaimed: ({ expiresAt, owner }) =>
+                Effect.fail(
+                  new CheckpointError({
+                    reason: "already_claimed",
+                    checkpointId,
+                    detail: `another resume holds it (${owner}, until ${isoOrMillis(expiresAt)})`
+                  })
+                )
+            }),
+          ({ owner, result }, exit) => result._tag === "Claimed" ? settle(checkpointId, owner, exit) : Effect.void
+        )
+      )
+    })
 
   return resume
 }

@@ -16,7 +16,7 @@ import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { chunkUtf8 } from "../../domain/Utf8Chunks.js"
 import { type Begin, finalize, TRUSTED } from "./requestRecord.js"
-import type { RequestStages } from "./requestStages.js"
+import type { PreSynthesis, RequestStages } from "./requestStages.js"
 
 /** What the streaming path needs, resolved once when the pipeline is built. */
 export interface StreamRequestDeps {
@@ -40,68 +40,67 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
         // Set when the final event is produced: a consumer that stops pulling
         // earlier ends the stream "successfully", but the request did not finish.
         let delivered = false
-        // The request's run spans the whole stream; its guards wrap what
-        // happens before the first token (a whole-run wrap that can still retry).
-        const start = state.call === undefined
-          ? preSynthesis(state)
-          : operations.runScoped(state.call, state.recorder, preSynthesis(state))
-        const body: Stream.Stream<StreamEvent, PipelineError> = Stream.unwrapScoped(
-          Effect.map(start, (pre): Stream.Stream<StreamEvent, PipelineError> => {
-            switch (pre._tag) {
-              case "ShortCircuit":
-                return Stream.concat(
-                  Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
-                    Stream.map((text) => new Token({ text }, TRUSTED))
-                  ),
-                  Stream.fromEffect(
-                    Effect.map(
-                      shortCircuitResponse(state, pre.accepted, pre.enrichments),
-                      (response) => {
-                        delivered = true
-                        return new Completed({ response }, TRUSTED)
-                      }
-                    )
-                  )
-                )
-              case "Suspended":
-                suspended = true
-                delivered = true
-                return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED))
-              case "Synthesize": {
-                // The full text comes last (after inference transforms): the draft.
-                let draft = ""
-                // Inference hooks of the streamed synthesis run in the request's scope.
-                const tokens = Stream.unwrapScoped(Effect.as(
-                  enterHookScope(state),
-                  Synthesizer.stream(inference, {
-                    prompt: synthesisPrompt(pre.context, pre.phases),
-                    coordinates: { requestId: state.context.requestId },
-                    parent: state.call,
-                    recorder: state.recorder
-                  })
-                )).pipe(
-                  Stream.filterMap((part) => {
-                    if (part._tag === "Done") {
-                      draft = part.text
-                      return Option.none()
-                    }
-                    return Option.some(new Token({ text: part.text }, TRUSTED))
-                  }),
-                  Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
-                )
-                const final = Stream.fromEffect(
-                  Effect.suspend(() =>
-                    Effect.map(complete(state, pre.context, pre.phases, draft), (response) => {
+        const events = (pre: PreSynthesis): Stream.Stream<StreamEvent, PipelineError> => {
+          switch (pre._tag) {
+            case "ShortCircuit":
+              return Stream.concat(
+                Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
+                  Stream.map((text) => new Token({ text }, TRUSTED))
+                ),
+                Stream.fromEffect(
+                  Effect.map(
+                    shortCircuitResponse(state, pre.accepted, pre.enrichments),
+                    (response) => {
                       delivered = true
                       return new Completed({ response }, TRUSTED)
-                    })
+                    }
                   )
                 )
-                return Stream.concat(tokens, final)
-              }
+              )
+            case "Suspended":
+              suspended = true
+              delivered = true
+              return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED))
+            case "Synthesize": {
+              // The full text comes last (after inference transforms): the draft.
+              let draft = ""
+              // Inference hooks of the streamed synthesis run in the request's scope.
+              const tokens = Stream.unwrapScoped(Effect.as(
+                enterHookScope(state),
+                Synthesizer.stream(inference, {
+                  prompt: synthesisPrompt(pre.context, pre.phases),
+                  coordinates: { requestId: state.context.requestId },
+                  parent: state.call,
+                  recorder: state.recorder
+                })
+              )).pipe(
+                Stream.filterMap((part) => {
+                  if (part._tag === "Done") {
+                    draft = part.text
+                    return Option.none()
+                  }
+                  return Option.some(new Token({ text: part.text }, TRUSTED))
+                }),
+                Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
+              )
+              const final = Stream.fromEffect(
+                Effect.suspend(() =>
+                  Effect.map(complete(state, pre.context, pre.phases, draft), (response) => {
+                    delivered = true
+                    return new Completed({ response }, TRUSTED)
+                  })
+                )
+              )
+              return Stream.concat(tokens, final)
             }
-          })
-        )
+          }
+        }
+        // The request's run spans the whole stream (a consumer that stops
+        // early cancels it); its guards wrap what happens before the first
+        // token (a whole-run wrap that can still retry).
+        const body: Stream.Stream<StreamEvent, PipelineError> = state.call === undefined
+          ? Stream.unwrapScoped(Effect.map(preSynthesis(state), events))
+          : operations.runStream(state.call, state.recorder, preSynthesis(state), events)
         // Every token delivered is in the record (written with the record's
         // next progress write, and kept if the request never finishes).
         let deliveredText = ""

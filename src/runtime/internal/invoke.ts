@@ -322,7 +322,7 @@ const lean = <A>(
   // If the fiber is interrupted inside the handler, the point's exit hook
   // (`guarded`) records through this slot.
   spec.inflight.current = (exit) => run.finish({ status: "failed", error: "interrupted" }, exit)
-  return attemptLean(run, slot, spec.call, (ended) => {
+  return attemptLean(spec, run, slot, spec.call, (ended) => {
     spec.inflight.current = undefined
     return settleNow(spec, run, ended)
   })

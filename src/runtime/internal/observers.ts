@@ -5,7 +5,7 @@
  * observes and cannot change the outcome: its failures fail open. A
  * detached observer begins and finishes after the run, in the pool.
  */
-import { Cause, Effect, Exit, type Fiber } from "effect"
+import { Cause, Duration, Effect, Exit, type Fiber } from "effect"
 import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
 import { HookDenied } from "../../domain/PipelineError.js"
 import type { Finish } from "../OperationHooks.js"
@@ -19,6 +19,7 @@ import {
   attemptLean,
   failureDecision,
   failureText,
+  limitOf,
   openRun,
   openRunNow,
   propagateInterruption,
@@ -102,11 +103,24 @@ const begin = (
   Effect.flatMap(openRun(spec, undefined, handle), (run) =>
     Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended) => settleBegin(run, spec, ended)))
 
+/**
+ * The bound of a `finish` callback: its run's limit — but when the run was
+ * canceled, at most the grace period (a cancellation must be prompt: the
+ * observer gets that long to see it).
+ */
+const finishLimit = (spec: OperationRunSpec, result: Result): OperationRunSpec => {
+  if (result.outcome !== "canceled") return spec
+  const limit = limitOf(spec)
+  return Duration.lessThanOrEqualTo(limit.timeout, limit.grace)
+    ? spec
+    : { ...spec, limit: { timeout: limit.grace, grace: limit.grace } }
+}
+
 /** Ends one observer with the run's result. */
 const end = (observing: Observing, result: Result): Effect.Effect<void> => {
   const { finish, run, spec } = observing
   if (finish === undefined) return run.finish({ status: "completed" }, Exit.void)
-  return Effect.flatMap(attempt(spec, run, () => finish(result)), (ended): Effect.Effect<void> => {
+  return Effect.flatMap(attempt(finishLimit(spec, result), run, () => finish(result)), (ended): Effect.Effect<void> => {
     switch (ended._tag) {
       case "Value":
         return run.finish({ status: "completed" }, Exit.void)
@@ -207,7 +221,7 @@ class Observation extends OnFiber {
     const call = this.call
     const spec = this.specOf(participant, i, call, this.recorder)
     const run = openRunNow(spec, this.clock)
-    return attemptLean(run, this.slot, () => participant.handler(call), (ended) => settleBegin(run, spec, ended))
+    return attemptLean(spec, run, this.slot, () => participant.handler(call), (ended) => settleBegin(run, spec, ended))
   }
 
   /** Begins the observers from `start`. */

@@ -10,8 +10,13 @@
  * Defects (a die or a synchronous throw) are panics: recorded as
  * `propagate_panic`, then re-raised unchanged. A handler's self-interruption
  * is recorded and propagates.
+ *
+ * Every run is bounded (`bounded.ts`): its timeout (the hook's own, or the
+ * runtime's default) ends it as `timed_out`; a run that ignored its
+ * interruption for the grace period is recorded `abandoned`.
  */
 import { Cause, Clock, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
+import { defaultLimit, type Ending as Bounded, type Pause, runBounded, type RunLimit } from "./bounded.js"
 import type {
   DecisionPolicy,
   HookDecision,
@@ -21,7 +26,7 @@ import type {
 } from "../../domain/ExecutionRecord.js"
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
-import { currentInvocation, type InvocationSlot, sharedSlot, slotFor } from "../HookEffects.js"
+import type { InvocationSlot } from "../HookEffects.js"
 import { type HookRunLabels, unsafeRecordHookRun } from "../PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
@@ -56,6 +61,8 @@ export interface RunSpec {
   readonly execution: ExecutionPolicy
   /** The subscription's `pipeline.hook.duration` tags (omitted: the run is not measured). */
   readonly metricLabels?: HookRunLabels | undefined
+  /** How long the run may take, and its grace period (omitted: the runtime's defaults). */
+  readonly limit?: RunLimit | undefined
 }
 
 /** The exact text of a failure value. */
@@ -84,7 +91,6 @@ export const panicText = (cause: Cause.Cause<unknown>): string => {
 }
 
 const WRONG_SHAPE = Symbol("wrongShape")
-const TIMED_OUT = Symbol("timedOut")
 
 /** The decision recorded when a hook fails (or overruns) under `policy`. */
 export const failureDecision = (policy: DecisionPolicy, reason: "hook_error" | "timed_out"): HookDecision =>
@@ -115,6 +121,8 @@ interface Ending {
   readonly event?: SpanEvent | undefined
   readonly contribution?: unknown
   readonly attempts?: number | undefined
+  /** The run did not stop within its grace period once interrupted: it was left behind. */
+  readonly abandoned?: boolean | undefined
 }
 
 /** The parts of a record entry every run of this spec shares. */
@@ -159,6 +167,8 @@ export interface Run {
   readonly finishNow: (ending: Ending, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
   /** Set by {@link attempt} while the handler runs: gives the fiber's reporting slot back. */
   release: (() => void) | undefined
+  /** Set when the run ignored its interruption for the grace period (it was left behind). */
+  abandoned: boolean
 }
 
 const spanAttributes = (
@@ -196,6 +206,7 @@ type RunSpecOf = Pick<
 /** A run (one object: the methods live on the prototype); everything here is synchronous. */
 class HookRun implements Run {
   release: (() => void) | undefined = undefined
+  abandoned = false
   private finished = false
   private readonly startedAt: number
   private readonly t0: number
@@ -223,7 +234,10 @@ class HookRun implements Run {
       // spans) does no metric work.
       if (this.spec.metricLabels !== undefined) unsafeRecordHookRun(this.spec.metricLabels, entry.outcome, entry.duration)
     }
-    if (ending.error !== undefined) entry.error = ending.error
+    if (ending.abandoned === true || this.abandoned) {
+      entry.abandoned = true
+      entry.error = `${ending.error ?? "interrupted"}; abandoned: it did not stop within its grace period`
+    } else if (ending.error !== undefined) entry.error = ending.error
     if (ending.decision !== undefined) entry.decision = ending.decision
     if (ending.attempts !== undefined) entry.attempts = ending.attempts
     if (ending.contribution !== undefined) entry.contributionHash = contributionHash(ending.contribution)
@@ -301,7 +315,7 @@ export const openRun = (
 export type Attempt =
   | { readonly _tag: "Value"; readonly value: unknown }
   | { readonly _tag: "WrongShape" }
-  | { readonly _tag: "TimedOut"; readonly error: string }
+  | { readonly _tag: "TimedOut"; readonly error: string; readonly abandoned: boolean }
   | { readonly _tag: "Failed"; readonly error: unknown; readonly cause: Cause.Cause<unknown> }
   | { readonly _tag: "Panic"; readonly cause: Cause.Cause<unknown> }
   /** The handler interrupted itself (an outside interruption does not come back here). */
@@ -310,78 +324,67 @@ export type Attempt =
 const WRONG_SHAPE_ATTEMPT: Attempt = { _tag: "WrongShape" }
 const INTERRUPTED_ATTEMPT: Attempt = { _tag: "Interrupted" }
 
+/** The bounds of a run of `spec`. */
+export const limitOf = (spec: Pick<RunSpec, "execution" | "limit">): RunLimit => {
+  const limit = spec.limit ?? defaultLimit
+  return spec.execution._tag === "Deadline" && spec.limit === undefined
+    ? { timeout: spec.execution.timeout, grace: limit.grace }
+    : limit
+}
+
+/** The text of a timed-out run. */
+const timedOutText = (limit: RunLimit): string => `timed out after ${Duration.format(limit.timeout)}`
+
+/** How a run that has ended ended (its handler's effect was already an exit, or its fiber ended). */
+const attemptOf = (exit: Exit.Exit<unknown, unknown>): Attempt =>
+  Exit.isSuccess(exit)
+    ? exit.value === WRONG_SHAPE ? WRONG_SHAPE_ATTEMPT : { _tag: "Value", value: exit.value }
+    : failedAttempt(exit.cause)
+
+/** How a bounded run of `run` ended (an abandoned run is marked so: its record entry says it). */
+const attemptOfEnding = (run: Run, limit: RunLimit, ended: Bounded<unknown, unknown>): Attempt => {
+  if (ended._tag === "Done") return attemptOf(ended.exit)
+  if (ended.abandoned) run.abandoned = true
+  return { _tag: "TimedOut", error: timedOutText(limit), abandoned: ended.abandoned }
+}
+
 /**
  * Calls a handler as a run of `spec`: inside the run's span, with the
- * effect reporter in scope (unless recording is off), under the policy's
- * deadline. Never fails: the caller decides what each ending means.
+ * effect reporter pointed at the run (unless recording is off), bounded by
+ * the run's limit on a fiber of its own (`bounded.ts`). Never fails: the
+ * caller decides what each ending means. `pause`, for a guard, stops its
+ * deadline while the operation runs inside it.
  */
 export const attempt = (
-  spec: Pick<RunSpec, "execution" | "recorder">,
+  spec: Pick<RunSpec, "execution" | "recorder" | "limit">,
   run: Run,
-  call: () => unknown
+  call: () => unknown,
+  pause?: Pause | undefined
 ): Effect.Effect<Attempt> => {
+  const limit = limitOf(spec)
   const handler = Effect.suspend(() => {
     const returned = call()
     // Handlers' requirements were provided at registration (PipelineHooks.layer).
     return Effect.isEffect(returned) ? (returned as Effect.Effect<unknown, unknown>) : Effect.succeed(WRONG_SHAPE)
   })
-  const bounded = spec.execution._tag === "Deadline"
-    ? Effect.map(Effect.timeoutOption(handler, spec.execution.timeout), Option.getOrElse(() => TIMED_OUT))
-    : handler
-  const spanned = run.span === undefined ? bounded : Effect.withParentSpan(bounded, run.span)
-  const ended = {
-    onSuccess: (value: unknown): Attempt => {
-      if (run.release !== undefined) run.release()
-      return value === WRONG_SHAPE
-        ? WRONG_SHAPE_ATTEMPT
-        : value === TIMED_OUT
-        ? {
-          _tag: "TimedOut",
-          error: spec.execution._tag === "Deadline"
-            ? `timed out after ${Duration.format(spec.execution.timeout)}`
-            : "timed out"
-        }
-        : { _tag: "Value", value }
-    },
-    onFailure: (cause: Cause.Cause<unknown>): Attempt => {
-      if (run.release !== undefined) run.release()
-      return failedAttempt(cause)
-    }
-  }
+  const spanned = run.span === undefined ? handler : Effect.withParentSpan(handler, run.span)
   // With recording off the request already runs with reporting disabled.
-  if (!spec.recorder.enabled) return Effect.matchCause(spanned, ended)
-  return Effect.withFiberRuntime((fiber) => {
-    const slot = fiber.getFiberRef(currentInvocation)
-    if (slot === sharedSlot) {
-      // A fiber without a slot of its own (outside a request): scope one.
-      return Effect.matchCause(Effect.locally(spanned, currentInvocation, slotFor(run.handle)), ended)
-    }
-    reportInto(slot, run)
-    return Effect.matchCause(spanned, ended)
-  })
-}
-
-/**
- * Points the fiber's reporting slot at `run`: the handler reports into this
- * run; the slot is given back when it ends (`run.release`), or, if the fiber
- * is interrupted inside it, when the run is finished.
- */
-const reportInto = (slot: InvocationSlot, run: Run): void => {
-  const previous = slot.current
-  slot.current = run.handle
-  run.release = () => {
-    run.release = undefined
-    slot.current = previous
-  }
+  const report = spec.recorder.enabled ? run.handle : null
+  return Effect.map(
+    runBounded(spanned, limit, report, () => void (run.abandoned = true), pause),
+    (ended) => attemptOfEnding(run, limit, ended)
+  )
 }
 
 /**
  * Runs a blocking Effect handler on the lean path (no span is collected):
- * calls it now, runs its effect with the fiber's reporting slot pointed at
- * `run` (when recording; `slot` is the fiber's own), and hands how it ended
- * to `ended` — its effect and one continuation, nothing around them.
+ * calls it now; a handler whose effect is already an exit (`Effect.succeed`,
+ * `Effect.fail`) has ended — nothing to run or bound; any other runs bounded
+ * on a fiber of its own (reporting into `run` when recording: `slot` is the
+ * caller's). Hands how it ended to `ended`.
  */
 export const attemptLean = <B, E>(
+  spec: Pick<RunSpec, "execution" | "limit">,
   run: Run,
   slot: InvocationSlot | undefined,
   call: () => unknown,
@@ -394,18 +397,14 @@ export const attemptLean = <B, E>(
     return ended({ _tag: "Panic", cause: Cause.die(defect) })
   }
   if (!Effect.isEffect(returned)) return ended(WRONG_SHAPE_ATTEMPT)
-  if (slot !== undefined) reportInto(slot, run)
   // Handlers' requirements were provided at registration (PipelineHooks.layer).
-  return Effect.matchCauseEffect(returned as Effect.Effect<unknown, unknown>, {
-    onSuccess: (value) => {
-      if (run.release !== undefined) run.release()
-      return ended({ _tag: "Value", value })
-    },
-    onFailure: (cause) => {
-      if (run.release !== undefined) run.release()
-      return ended(failedAttempt(cause))
-    }
-  })
+  const effect = returned as Effect.Effect<unknown, unknown>
+  if (Exit.isExit(effect)) return ended(attemptOf(effect))
+  const limit = limitOf(spec)
+  return Effect.flatMap(
+    runBounded(effect, limit, slot === undefined ? null : run.handle, () => void (run.abandoned = true)),
+    (bounded) => ended(attemptOfEnding(run, limit, bounded))
+  )
 }
 
 /** How a handler that failed with `cause` ended: its self-interruption, its typed failure, or a panic. */

@@ -69,6 +69,23 @@ const validValue = (point: TransformPoint, value: unknown): string | undefined =
   }
 }
 
+/**
+ * Where a value of the right shape is not JSON data (a BigInt, a cycle, a
+ * class instance, a non-finite number…): the value the operation would
+ * carry on with must be plain data, or nothing downstream can record it.
+ */
+const notJson = (point: TransformPoint, value: unknown): string | undefined => {
+  const found = Json.findNotJson(point === "after_tool" ? (value as { readonly output?: unknown }).output ?? null : value)
+  if (found === undefined) return undefined
+  const at = found.path.length === 0 ? "" : ` at ${found.path.join(".")}`
+  return `${point} returned a value that is not JSON${at}: ${found.reason}`
+}
+
+/** Whether `value` has the shape of a point whose value carries JSON data (tool arguments, a tool's output). */
+const carriesJson = (point: TransformPoint, value: unknown): boolean =>
+  typeof value === "object" && value !== null && !Array.isArray(value) &&
+  (point === "before_tool" || (point === "after_tool" && "output" in value))
+
 const sameValue = (a: unknown, b: unknown): boolean =>
   a === b || (Json.isJson(a) && Json.isJson(b) && Json.equals(a, b))
 
@@ -77,14 +94,43 @@ type Judged<V> =
   | { readonly _tag: "Next"; readonly value: V; readonly changed: boolean }
   | { readonly _tag: "Refused"; readonly error: string; readonly why: HookFailed["reason"]; readonly reason: HookDecision["reason"] }
 
+/**
+ * Judges a transform's value; a hostile value (a throwing getter, a Proxy
+ * whose traps throw) is refused like any invalid one, never a crash.
+ */
 const judge = <P extends TransformPoint>(
   point: P,
   participant: Participant<AnyTransform>,
   input: TransformValues[P],
   value: unknown
 ): Judged<TransformValues[P]> => {
+  try {
+    return judgeValue(point, participant, input, value)
+  } catch (error) {
+    return {
+      _tag: "Refused",
+      error: `${point} returned a value that cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+      why: "invalid_result",
+      reason: "invalid_result"
+    }
+  }
+}
+
+const judgeValue = <P extends TransformPoint>(
+  point: P,
+  participant: Participant<AnyTransform>,
+  input: TransformValues[P],
+  value: unknown
+): Judged<TransformValues[P]> => {
   const invalid = validValue(point, value)
-  if (invalid !== undefined) return { _tag: "Refused", error: invalid, why: "wrong_shape", reason: "hook_error" }
+  if (invalid !== undefined) {
+    // Tool arguments or output of the right shape holding something that is
+    // not data (a BigInt, a cycle…): refused as an invalid result.
+    const hostile = carriesJson(point, value) ? notJson(point, value) : undefined
+    return hostile !== undefined
+      ? { _tag: "Refused", error: hostile, why: "invalid_result", reason: "invalid_result" }
+      : { _tag: "Refused", error: invalid, why: "wrong_shape", reason: "hook_error" }
+  }
   // validValue checked the point's shape.
   const next = value as TransformValues[P]
   const changed = !sameValue(next, input)
@@ -258,6 +304,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     const spec = this.specOf(participant, i, call, this.recorder)
     const run = openRunNow(spec, this.clock)
     return attemptLean(
+      spec,
       run,
       this.slot,
       () => participant.handler(call, input),

@@ -24,6 +24,7 @@ import {
   ActivityStoreError,
   make as makeFront
 } from "../ActivityStore.js"
+import { errorDetail } from "../internal/errorDetail.js"
 
 /**
  * Options: the server's `url` (`redis://[:password@]host:port[/db]`, may be
@@ -121,14 +122,14 @@ export const makeStore = (
     const redis = yield* Effect.acquireRelease(
       Effect.try({
         try: () => new Redis(url, { ...options.redis, lazyConnect: true }),
-        catch: (cause) => new ActivityStoreError({ operation: "open", detail: "invalid Redis options", cause })
+        catch: (cause) => new ActivityStoreError({ operation: "open", detail: `invalid Redis options: ${errorDetail(cause)}`, cause })
       }),
       (client) => Effect.promise(() => client.quit().then(() => undefined, () => client.disconnect()))
     )
     yield* Effect.tryPromise({
       try: () => redis.connect().then(() => redis.ping()),
       catch: (cause) =>
-        new ActivityStoreError({ operation: "open", detail: `cannot reach Redis: ${String(cause)}`, cause })
+        new ActivityStoreError({ operation: "open", detail: `cannot reach Redis: ${errorDetail(cause)}`, cause })
     })
 
     const signalKey = (signalId: string) => `${prefix}signal:${signalId}`
@@ -137,7 +138,7 @@ export const makeStore = (
     const call = (operation: string, script: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
       Effect.tryPromise({
         try: () => redis.eval(script, keys.length, ...keys, ...args),
-        catch: (cause) => new ActivityStoreError({ operation, detail: String(cause), cause })
+        catch: (cause) => new ActivityStoreError({ operation, detail: errorDetail(cause), cause })
       })
 
     return ActivitySignalStore.of({

@@ -10,6 +10,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import { Json } from "../../domain/Json.js"
 import { type ActivitySignal, ActivitySignalStore, ActivityStoreError } from "../ActivityStore.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import type { Tables } from "./migrations.js"
 
 interface SignalRow {
@@ -26,7 +27,7 @@ interface SignalRow {
 const decodeData = Schema.decodeUnknownEither(Schema.parseJson(Json))
 
 const storeError = (operation: string) => (error: SqlError) =>
-  new ActivityStoreError({ operation, detail: error.message, cause: error })
+  new ActivityStoreError({ operation, detail: errorDetail(error), cause: error })
 
 /** A row back into a signal; a row whose data does not decode is skipped (and logged). */
 const fromRow = (row: SignalRow): ActivitySignal | undefined => {

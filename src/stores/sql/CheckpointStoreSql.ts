@@ -3,12 +3,15 @@
  * is one conditional `UPDATE` (the checkpoint is unclaimed, or its claim's
  * lease ran out), so two processes resuming the same checkpoint can never
  * both hold it; `complete` and `release` act only for the claim's owner.
+ * A stored body that does not decode is never handed out and never left
+ * claimed: `get` and `claim` fail with `CheckpointDecodeError` (a claim
+ * that took is released first); the row stays, for forensics.
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, Option, ParseResult, Schema } from "effect"
 import { Checkpoint } from "../../domain/Checkpoint.js"
-import { type Claim, ClaimResult, CheckpointStore } from "../CheckpointStore.js"
+import { type Claim, ClaimResult, CheckpointDecodeError, CheckpointStore } from "../CheckpointStore.js"
 import { ExecutionStoreError } from "../ExecutionStore.js"
 import type { Tables } from "./migrations.js"
 
@@ -18,21 +21,35 @@ const decode = Schema.decodeUnknownEither(Checkpoint)
 const storeError = (operation: string) => (error: SqlError) =>
   new ExecutionStoreError({ operation: `checkpoint ${operation}`, detail: error.message, cause: error })
 
-/** A stored body back into a checkpoint; a row that does not decode is a store error naming it. */
-const decodeBody = (checkpointId: string, body: string) =>
-  Effect.try({
-    try: () => JSON.parse(body) as unknown,
-    catch: (error) =>
-      new ExecutionStoreError({ operation: "checkpoint decode", detail: `${checkpointId}: not JSON: ${String(error)}` })
+/** A stored row: the body and the request it is filed under. */
+interface Row {
+  readonly body: unknown
+  readonly request_id: unknown
+}
+
+// A rewritten body may be huge: the error says what is wrong, not all of it.
+const excerpt = (text: string): string => (text.length > 1_000 ? `${text.slice(0, 1_000)}… (${text.length} characters)` : text)
+
+/** A stored body back into a checkpoint; one that does not decode is a `CheckpointDecodeError` naming it. */
+const decodeBody = (checkpointId: string, row: Row) => {
+  const undecodable = (detail: string) =>
+    new CheckpointDecodeError({
+      checkpointId,
+      ...(typeof row.request_id === "string" ? { requestId: row.request_id } : {}),
+      detail: excerpt(detail)
+    })
+  return Effect.try({
+    try: (): unknown => {
+      if (typeof row.body !== "string") throw new Error(`the body is a ${row.body === null ? "null" : typeof row.body}, not JSON text`)
+      return JSON.parse(row.body)
+    },
+    catch: (error) => undecodable(`not JSON: ${error instanceof Error ? error.message : String(error)}`)
   }).pipe(
     Effect.flatMap((json) =>
-      Effect.mapError(decode(json), (error) =>
-        new ExecutionStoreError({
-          operation: "checkpoint decode",
-          detail: `${checkpointId}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        }))
+      Effect.mapError(decode(json), (error) => undecodable(ParseResult.TreeFormatter.formatErrorSync(error)))
     )
   )
+}
 
 /**
  * The store over the current `SqlClient`, on tables the migrations made.
@@ -59,10 +76,10 @@ export const make = (tables: Tables): Effect.Effect<CheckpointStore.Service, nev
 
     const get = (checkpointId: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ readonly body: string }>`SELECT body FROM ${table}
+        const rows = yield* sql<Row>`SELECT body, request_id FROM ${table}
           WHERE checkpoint_id = ${checkpointId}`.pipe(Effect.mapError(storeError("get")))
         const row = rows[0]
-        return row === undefined ? Option.none() : Option.some(yield* decodeBody(checkpointId, row.body))
+        return row === undefined ? Option.none() : Option.some(yield* decodeBody(checkpointId, row))
       })
 
     const claim: CheckpointStore.Service["claim"] = (checkpointId, { leaseFor, owner }) =>
@@ -72,14 +89,27 @@ export const make = (tables: Tables): Effect.Effect<CheckpointStore.Service, nev
         for (let attempt = 0; attempt < 10; attempt++) {
           const now = yield* Clock.currentTimeMillis
           const expiresAt = now + Duration.toMillis(leaseFor)
-          const claimed = yield* sql<{ readonly body: string }>`UPDATE ${table}
+          const claimed = yield* sql<Row>`UPDATE ${table}
             SET claim_owner = ${owner}, claim_expires_at = ${expiresAt}
             WHERE checkpoint_id = ${checkpointId}
               AND (claim_owner IS NULL OR claim_expires_at <= ${now})
-            RETURNING body`.pipe(Effect.mapError(storeError("claim")))
+            RETURNING body, request_id`.pipe(Effect.mapError(storeError("claim")))
           const row = claimed[0]
           if (row !== undefined) {
-            const checkpoint = yield* decodeBody(checkpointId, row.body)
+            // An undecodable body is not ours to hold: the claim is released
+            // before the failure is reported (a release that fails too still
+            // runs out with its lease).
+            const checkpoint = yield* decodeBody(checkpointId, row).pipe(
+              Effect.tapError(() =>
+                release(checkpointId, owner).pipe(
+                  Effect.catchAll((error) =>
+                    Effect.logWarning("undecodable checkpoint's claim not released", error.message).pipe(
+                      Effect.annotateLogs({ checkpointId, owner })
+                    )
+                  )
+                )
+              )
+            )
             const held: Claim = { owner, expiresAt }
             return ClaimResult.Claimed({ checkpoint, claim: held })
           }

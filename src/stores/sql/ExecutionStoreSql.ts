@@ -37,6 +37,7 @@ import {
   pageSize,
   startedAtOf
 } from "../internal/recordQuery.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import type { Tables } from "./migrations.js"
 
 /** Options of the SQL execution store. */
@@ -82,7 +83,7 @@ export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, Record
 }
 
 const storeError = (operation: string) => (error: SqlError) =>
-  new ExecutionStoreError({ operation, detail: error.message, cause: error })
+  new ExecutionStoreError({ operation, detail: errorDetail(error), cause: error })
 
 /**
  * The store over the current `SqlClient`, on tables the migrations made.

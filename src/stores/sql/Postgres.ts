@@ -10,6 +10,7 @@ import { Layer, Redacted } from "effect"
 import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
 import type { CheckpointStore } from "../CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
 import * as SqlActivityStore from "./SqlActivityStore.js"
 import * as SqlStores from "./SqlStores.js"
@@ -39,7 +40,9 @@ export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnectio
     maxConnections: options.maxConnections ?? 10
   }).pipe(
     Layer.catchAllCause((cause) =>
-      Layer.fail(new ExecutionStoreError({ operation: "open", detail: "cannot connect to PostgreSQL", cause }))
+      Layer.fail(
+        new ExecutionStoreError({ operation: "open", detail: `cannot connect to PostgreSQL: ${errorDetail(cause)}`, cause })
+      )
     )
   )
 

@@ -10,12 +10,13 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { ActivitySignalStore, ActivityStore, ActivityStoreError, make as makeFront } from "../ActivityStore.js"
 import * as ActivityStoreSql from "./ActivityStoreSql.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import { migrate, tablesFor } from "./migrations.js"
 
 /**
  * Options: `tablePrefix`, the prefix of every table name (default `eap_`;
- * letters, digits, `_`) — the same prefix as the execution store's, so one
- * migration table covers both.
+ * letters, digits, `_`; folded to lower case) — the same prefix as the
+ * execution store's, so one migration table covers both.
  *
  * @since 0.1.0
  */
@@ -41,7 +42,7 @@ export const layerSignalStore = (
         catch: (error) => new ActivityStoreError({ operation: "migrate", detail: String(error) })
       })
       yield* migrate(tables).pipe(
-        Effect.mapError((error) => new ActivityStoreError({ operation: "migrate", detail: error.message, cause: error }))
+        Effect.mapError((error) => new ActivityStoreError({ operation: "migrate", detail: errorDetail(error), cause: error }))
       )
       return yield* ActivityStoreSql.make(tables)
     })

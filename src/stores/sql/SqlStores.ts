@@ -11,12 +11,14 @@ import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBac
 import { CheckpointStore } from "../CheckpointStore.js"
 import * as CheckpointStoreSql from "./CheckpointStoreSql.js"
 import * as ExecutionStoreSql from "./ExecutionStoreSql.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import { migrate, type Tables, tablesFor } from "./migrations.js"
 
 /**
  * Options shared by the SQL stores.
  *
- * - `tablePrefix`: prefix of every table name (default `eap_`; letters, digits, `_`)
+ * - `tablePrefix`: prefix of every table name (default `eap_`; letters, digits,
+ *   `_`; folded to lower case, as PostgreSQL folds unquoted names)
  * - `retention`: record retention (default 24 hours / 7 days)
  * - `sweepEvery`: how often expired records are deleted and ownerless
  *   running ones marked abandoned (default 1 minute)
@@ -31,8 +33,12 @@ export interface SqlStoreOptions {
 
 /**
  * Migrates the database, then builds the execution store over it (with its
- * sweep in the Layer's scope). A database that cannot be reached or
- * migrated fails the Layer with an `ExecutionStoreError` (`operation: "migrate"`).
+ * sweep in the Layer's scope). Any number of processes may do this at once
+ * on a fresh database: migrations are serialized across processes (SQLite:
+ * `BEGIN IMMEDIATE` under the busy timeout; PostgreSQL: an advisory lock).
+ * A database that cannot be reached or migrated fails the Layer with an
+ * `ExecutionStoreError` (`operation: "migrate"`) whose detail carries the
+ * driver's own message.
  *
  * @example
  * ```ts
@@ -65,7 +71,7 @@ const migrated = (prefix: string | undefined): Effect.Effect<Tables, ExecutionSt
   }).pipe(
     Effect.tap((tables) =>
       migrate(tables).pipe(
-        Effect.mapError((error) => new ExecutionStoreError({ operation: "migrate", detail: error.message, cause: error }))
+        Effect.mapError((error) => new ExecutionStoreError({ operation: "migrate", detail: errorDetail(error), cause: error }))
       )
     )
   )

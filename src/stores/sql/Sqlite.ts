@@ -7,12 +7,14 @@
  */
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Duration, Effect, Layer } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
 import type { CheckpointStore } from "../CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
 import * as SqlActivityStore from "./SqlActivityStore.js"
 import * as SqlStores from "./SqlStores.js"
@@ -44,8 +46,46 @@ export interface SqliteOptions extends SqlStores.SqlStoreOptions {
   readonly synchronous?: "NORMAL" | "FULL" | undefined
 }
 
+/** Whether a SQLite failure is lock contention (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`, …). */
+const isBusy = (error: SqlError): boolean => {
+  const cause: unknown = error.cause
+  if (typeof cause !== "object" || cause === null || !("code" in cause)) return false
+  return typeof cause.code === "string" && cause.code.startsWith("SQLITE_BUSY")
+}
+
 /**
- * The SQLite client alone (WAL mode), creating the file's folder first.
+ * The connection's settings, in the order that matters: the busy timeout
+ * first, so every later statement waits for another process's lock rather
+ * than failing; then WAL mode. Switching a fresh file to WAL can fail at
+ * once with `SQLITE_BUSY` while another process switches it (SQLite skips
+ * the busy handler where waiting could deadlock), so that one statement is
+ * retried, for as long as the busy timeout allows.
+ */
+const configure = (
+  sql: SqlClient,
+  filename: string,
+  busyMillis: number,
+  synchronous: "NORMAL" | "FULL"
+): Effect.Effect<void, SqlError> =>
+  Effect.gen(function*() {
+    yield* sql.unsafe(`PRAGMA busy_timeout = ${busyMillis}`)
+    if (filename !== ":memory:") {
+      yield* sql.unsafe("PRAGMA journal_mode = WAL").pipe(
+        Effect.retry({
+          while: isBusy,
+          schedule: Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.upTo(Duration.millis(busyMillis)))
+        })
+      )
+    }
+    yield* sql.unsafe(`PRAGMA synchronous = ${synchronous === "FULL" ? "FULL" : "NORMAL"}`)
+  })
+
+/**
+ * The SQLite client alone (WAL mode, the busy timeout set on the connection
+ * before anything else runs), creating the file's folder first. A file that
+ * cannot be opened fails the Layer with an `ExecutionStoreError`
+ * (`operation: "open"`) whose detail carries SQLite's own message (for
+ * example `SQLITE_CANTOPEN: unable to open database file`).
  *
  * @since 0.1.0
  */
@@ -55,24 +95,21 @@ export const layerClient = (
   synchronous: "NORMAL" | "FULL" = "NORMAL"
 ) =>
   Layer.unwrapEffect(
-    Effect.try({
-      try: () => {
-        if (filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
-        return SqliteClient.layer({ filename }).pipe(
-          Layer.tap((context) => {
-            const sql = Context.get(context, SqlClient)
-            return Effect.zipRight(
-              sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(Duration.toMillis(busyTimeout)))}`),
-              sql.unsafe(`PRAGMA synchronous = ${synchronous === "FULL" ? "FULL" : "NORMAL"}`)
-            )
-          })
-        )
-      },
-      catch: (error) => new ExecutionStoreError({ operation: "open", detail: `${filename}: ${String(error)}` })
+    // A folder that cannot be made (or a file that cannot be opened) throws:
+    // described below, with everything else that fails to open.
+    Effect.sync(() => {
+      if (filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
+      const busyMillis = Math.max(0, Math.round(Duration.toMillis(busyTimeout)))
+      // WAL is switched on in `configure`, after the busy timeout, not by the client as it opens.
+      return SqliteClient.layer({ filename, disableWAL: true }).pipe(
+        Layer.tap((context) => configure(Context.get(context, SqlClient), filename, busyMillis, synchronous))
+      )
     })
   ).pipe(
     Layer.catchAllCause((cause) =>
-      Layer.fail(new ExecutionStoreError({ operation: "open", detail: `${filename}: cannot open the database`, cause }))
+      Layer.fail(
+        new ExecutionStoreError({ operation: "open", detail: `${filename}: cannot open the database: ${errorDetail(cause)}`, cause })
+      )
     )
   )
 

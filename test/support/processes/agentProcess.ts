@@ -19,11 +19,12 @@
  *   with what each save returned.
  */
 import { Tool } from "@effect/ai"
-import { Deferred, Effect, Layer, Schema } from "effect"
+import { Deferred, Effect, Layer, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import {
   Agent,
   Approval,
+  CheckpointKey,
   CheckpointStore,
   ExecutionStore,
   Hook,
@@ -46,6 +47,12 @@ export interface Command {
   readonly holdFile?: string
   /** `write-revisions`: the revisions this process saves, in order. */
   readonly revisions?: ReadonlyArray<number>
+  /**
+   * The checkpoint key (hex) every process of one test shares, as processes
+   * resuming each other's checkpoints must (otherwise each has a random key
+   * and a resume elsewhere is refused as tampered).
+   */
+  readonly checkpointKey?: string
 }
 
 const command: Command = JSON.parse(process.argv[2] ?? "{}")
@@ -114,7 +121,10 @@ const agent = Agent.layer({
     : undefined,
   options: { recordLease: "1 second" },
   executionStore: stores,
-  checkpointStore: stores
+  checkpointStore: stores,
+  checkpointKey: command.checkpointKey === undefined
+    ? CheckpointKey.layerRandom
+    : CheckpointKey.layer(Redacted.make(command.checkpointKey))
 })
 
 const program = Effect.gen(function*() {
