@@ -218,6 +218,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     copyFileSync(fixture("typed-import.ts"), join(project, "typed-import.ts"))
     copyFileSync(fixture("otel-import.ts"), join(project, "otel-import.ts"))
     copyFileSync(fixture("providers.ts"), join(project, "providers.ts"))
+    copyFileSync(fixture("hostile-input.ts"), join(project, "hostile-input.ts"))
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(STRICT_TSCONFIG, null, 2) + "\n")
   }, TIMEOUT)
 
@@ -302,6 +303,29 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     expect(node.result.stdout, node.transcript).toMatch(/desk-notes: succeeded/)
     // Exactly what the README says it prints.
     expect(node.result.stdout.trimEnd()).toBe(readmePrintedOutput())
+  })
+
+  it("fail closed at the edges, as a new user meets them: hostile input against the installed package", () => {
+    const compiled = join(project, "out", "hostile-input.js")
+    expect(existsSync(compiled), "out/hostile-input.js is missing: the typecheck test failed").toBe(true)
+
+    const node = run(process.execPath, [compiled], project)
+    expect(node.ok, node.transcript).toBe(true)
+    expect(JSON.parse(node.result.stdout.trim().split("\n").at(-1) ?? "{}"), node.transcript).toEqual({
+      pipeline: {
+        // A BigInt tool result fails only its step; a wedged hook times out; proceed twice runs the tool once.
+        completed: "Completed",
+        steps: ["s1:failed:invalid_result", "s2:denied:tool_call denied by hook \"twice\" (proceed_misuse)"],
+        toolRuns: { ACME: 1, TWICE: 1 },
+        never: "timed_out",
+        twice: ["completed", "proceed_misuse"],
+        // JSON nested 5,000 deep and a path-like request id are typed refusals, not crashes.
+        deep: "too_deep",
+        badId: "malformed:requestId"
+      },
+      // A 429 from the provider: the API key is nowhere in the printed error.
+      leak: { failed: true, keyLeaked: false }
+    })
   })
 
   it("the otel subpath resolves and runs under plain Node, with and without an endpoint", () => {
