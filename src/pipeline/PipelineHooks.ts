@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Either, Layer, type Scope } from "effect"
+import { Context, Duration, Effect, Either, Exit, Layer, type Scope } from "effect"
 import { defaultLimit, type RunLimit } from "../runtime/internal/bounded.js"
 import { isGuardable } from "../domain/Operation.js"
 import * as BackgroundPool from "../runtime/BackgroundPool.js"
@@ -62,8 +62,12 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
   if (context.unsafeMap.size === 0) return hook as unknown as Hook.Hook<never>
   // A JavaScript handler may return a non-Effect; pass it through untouched so
   // the runner reports the wrong shape instead of crashing here.
+  // An exit (`Effect.succeed`, `Effect.fail`) has ended: it needs no services,
+  // and left as it is the runner takes it as it is, with nothing to run.
   const provide = (returned: unknown): unknown =>
-    Effect.isEffect(returned) ? provideServices(returned as Effect.Effect<unknown, unknown, R>, context) : returned
+    Effect.isEffect(returned) && !Exit.isExit(returned)
+      ? provideServices(returned as Effect.Effect<unknown, unknown, R>, context)
+      : returned
   // A Hook.sync handler needs no services: it stays as it is (and keeps its fast path).
   const wrap = (f: unknown): unknown =>
     typeof f === "function" && !isSync(f) ? (...args: Array<unknown>) => provide(f(...args)) : f

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { type ExecutionRecord, RequestRecorder } from "effect-agent-pipeline"
-import { fitRecord } from "../../src/domain/internal/recordSize.js"
+import { fitRecord, measure, measured } from "../../src/domain/internal/recordSize.js"
 
 const jsonBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length
 
@@ -115,5 +115,130 @@ describe("unbounded sizes: the record size cap", () => {
       expect(jsonBytes(last)).toBeLessThanOrEqual(64 * 1024)
       expect(last.diagnostics.some((d) => d.startsWith("record truncated:"))).toBe(true)
       expect(recorder.current().rawDraft!.length).toBeLessThan(64 * 1024)
+    }))
+})
+
+describe("unbounded sizes: measuring a record", () => {
+  it.effect("unbounded sizes: property — a record's measured size is the UTF-8 size of its JSON text (no escapes in it), multi-byte text and whole numbers included; a fractional number counts at most 24 bytes", () =>
+    Effect.sync(() => {
+      const text = fc.array(fc.constantFrom("a", "Z", "é", "ß", "漢", "😀", " ", "-", "_"), { maxLength: 80 }).map((cs) => cs.join(""))
+      const { value } = fc.letrec((tie) => ({
+        value: fc.oneof(
+          { depthSize: "small" },
+          text,
+          fc.integer(),
+          fc.integer({ min: -1e14, max: 1e14 }).map((n) => n * 13),
+          fc.double({ noNaN: true, noDefaultInfinity: true }),
+          fc.boolean(),
+          fc.constant(null),
+          fc.array(tie("value"), { maxLength: 4 }),
+          fc.dictionary(text, tie("value"), { maxKeys: 4 })
+        )
+      }))
+      fc.assert(
+        fc.property(value, text, (output, draft) => {
+          const record = base({ rawDraft: draft, phases: [{ phase: 1, plan: { steps: [], terminal: true }, steps: [step("s1", output)] }] })
+          // A fresh object each time: nothing remembered.
+          const fitted = fitRecord({ ...record }, 0)
+          const measured = Number(/record truncated: (\d+) bytes/.exec(fitted.diagnostics.at(-1) ?? "")?.[1]) + 0
+          // Fractional numbers are estimated at 24 bytes (their longest form): never below the real size.
+          let fractions = 0
+          JSON.stringify(record, (_k, v) => (typeof v === "number" && !Number.isInteger(v) ? (fractions += 24, v) : v))
+          expect(measured).toBeGreaterThanOrEqual(jsonBytes(record))
+          expect(measured).toBeLessThanOrEqual(jsonBytes(record) + fractions)
+        }),
+        { numRuns: 300 }
+      )
+    }))
+})
+
+describe("unbounded sizes: measuring hook runs", () => {
+  /** The bytes JSON escapes add (a measure leaves escapes out). */
+  const escapes = (value: unknown): number => {
+    if (typeof value === "string") return JSON.stringify(value).length - value.length - 2
+    if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + escapes(v), 0)
+    if (typeof value === "object" && value !== null) {
+      let sum = 0
+      for (const [key, v] of Object.entries(value)) if (v !== undefined) sum += escapes(key) + escapes(v)
+      return sum
+    }
+    return 0
+  }
+  const fractions = (value: unknown): number => {
+    let count = 0
+    JSON.stringify(value, (_k, v) => (typeof v === "number" && !Number.isInteger(v) ? (count++, v) : v))
+    return count
+  }
+
+  it.effect("unbounded sizes: property — a record's hook runs are measured member by member to their JSON size (escapes aside; fractional numbers at most 24 bytes)", () =>
+    Effect.sync(() => {
+      const str = fc.string({ maxLength: 30 })
+      const num = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true, min: 0, max: 1e6 }))
+      const effect = fc.record({
+        effectId: str.filter((s) => s.length > 0),
+        schemaVersion: fc.constant(1),
+        name: str,
+        status: fc.constantFrom("pending" as const, "succeeded" as const, "failed" as const),
+        data: fc.option(fc.dictionary(str, fc.oneof(str, fc.integer(), fc.boolean())), { nil: undefined }),
+        startedAt: fc.integer({ min: 0 }),
+        error: fc.option(str, { nil: undefined })
+      }, { requiredKeys: ["effectId", "schemaVersion", "name", "status", "startedAt"] })
+      const run = fc.record({
+        name: str,
+        stage: fc.constantFrom("before_planning" as const, "guard_tool_call" as const, "after_inference" as const),
+        outcome: fc.constantFrom("succeeded" as const, "failed" as const, "pending" as const, "skipped" as const),
+        status: fc.constantFrom("completed" as const, "timed_out" as const, "denied" as const),
+        sequence: fc.nat(),
+        phase: fc.nat(),
+        operation: fc.constantFrom("inference" as const, "tool_call" as const),
+        callId: str,
+        stepId: str,
+        execution: fc.constantFrom("blocking" as const, "deadline" as const, "background" as const),
+        attempts: fc.nat(),
+        contributionHash: str,
+        skipReason: fc.constantFrom("disabled" as const, "dependency_failed" as const),
+        startedAt: num,
+        duration: num,
+        error: str,
+        abandoned: fc.boolean(),
+        runId: str,
+        decision: fc.record({
+          policy: fc.constantFrom("fail_open" as const, "fail_closed" as const),
+          action: fc.constantFrom("continue" as const, "terminate" as const, "deny" as const),
+          reason: fc.constantFrom("hook_error" as const, "timed_out" as const, "proceed_misuse" as const)
+        }),
+        effects: fc.array(effect, { maxLength: 3 })
+      }, { requiredKeys: ["name", "stage", "outcome", "sequence", "startedAt", "duration", "effects"] })
+      const runs = fc.array(run, { maxLength: 12 })
+      fc.assert(
+        fc.property(runs, (hookInvocations) => {
+          const record = base({ hookInvocations })
+          const fitted = fitRecord({ ...record }, 0)
+          const measured = Number(/record truncated: (\d+) bytes/.exec(fitted.diagnostics.at(-1) ?? "")?.[1])
+          const exact = jsonBytes(record) - escapes(record)
+          expect(measured).toBeGreaterThanOrEqual(exact)
+          expect(measured).toBeLessThanOrEqual(exact + 24 * fractions(record))
+        }),
+        { numRuns: 300 }
+      )
+    }))
+})
+
+describe("unbounded sizes: a written record's remembered size", () => {
+  it.effect("unbounded sizes: the size remembered with a stamped record (what a byte-capped store reads) is the size measured afresh", () =>
+    Effect.gen(function*() {
+      const written: Array<ExecutionRecord.ExecutionRecord> = []
+      const recorder = RequestRecorder.make({
+        save: (record) => Effect.sync(() => (written.push(record), "written" as const)),
+        update: () => Effect.succeed("written" as const)
+      }, base())
+      yield* recorder.modify((r) => ({ ...r, rawDraft: "dé漢😀".repeat(100) }))
+      yield* recorder.finalize({ status: "succeeded", startedAt: 1, endedAt: 3 })
+      yield* recorder.modify((r) => ({ ...r, diagnostics: ["late"] }))
+      expect(written.length).toBe(2)
+      for (const record of written) {
+        expect(record.writer).toBeDefined()
+        expect(measured(record)).toBe(measure({ ...record }))
+      }
     }))
 })

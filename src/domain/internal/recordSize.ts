@@ -11,43 +11,160 @@
  * store that caps its memory by bytes reads it instead of walking the
  * record again.
  */
-import type { ExecutionRecord, StepResult } from "../ExecutionRecord.js"
+import type { ExecutionRecord, HookInvocation, StepResult } from "../ExecutionRecord.js"
 import type { ModelCall } from "../ModelCall.js"
 import { byteLength } from "../Utf8Chunks.js"
 
 /**
+ * A string's UTF-8 size. Short strings (most of a record: names, ids,
+ * enums) are counted here — a call into the native count costs more than
+ * the loop — long ones natively.
+ */
+const stringBytes = (text: string): number => {
+  const length = text.length
+  if (length > 64) return byteLength(text)
+  let bytes = length
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i)
+    // Two bytes below U+0800, three above; a surrogate pair is four (two per half).
+    if (code >= 0x80) bytes += code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 1 : 2
+  }
+  return bytes
+}
+
+/** The digits of a whole number below 10^16. */
+const digits = (n: number): number => {
+  let count = 1
+  for (let bound = 10; n >= bound && count < 16; bound *= 10) count++
+  return count
+}
+
+/**
+ * A number's JSON length: exact for whole numbers (no text built below
+ * 10^15); for any
+ * other, 24 — the longest a double's JSON form can be (`-1.2345678901234567e-100`):
+ * formatting one costs more than the estimate is worth (a record's
+ * fractional numbers are its durations, a few dozen).
+ */
+const numberBytes = (n: number): number => {
+  if (Number.isInteger(n)) return Math.abs(n) < 1e15 ? (n < 0 ? digits(-n) + 1 : digits(n)) : String(n).length
+  return 24
+}
+
+// `"key":` sizes of the keys met so far (a record's keys are few; user data
+// may bring many, so the cache stops growing at a bound).
+const keySizes = new Map<string, number>()
+const keyBytes = (key: string): number => {
+  const known = keySizes.get(key)
+  if (known !== undefined) return known
+  const size = stringBytes(key) + 3
+  if (keySizes.size < 1024) keySizes.set(key, size)
+  return size
+}
+
+/**
  * The UTF-8 size of a value's compact JSON text, as `JSON.stringify` would
- * write it (`undefined` members are left out, as there). Escapes are not
- * counted: a close estimate is all a cap needs.
+ * write it (`undefined` members are left out, as there) — a close upper
+ * estimate: escapes are not counted, a fractional number counts 24 bytes. Records are acyclic (every
+ * value in them was checked as JSON where it entered).
  */
 const sizeOf = (value: unknown): number => {
   switch (typeof value) {
     case "string":
-      return byteLength(value) + 2
+      return stringBytes(value) + 2
     case "number":
-      return String(value).length
+      return numberBytes(value)
     case "boolean":
       return value ? 4 : 5
     case "object": {
       if (value === null) return 4
       if (Array.isArray(value)) {
-        let size = 2 + Math.max(0, value.length - 1)
-        for (const item of value) size += item === undefined ? 4 : sizeOf(item)
+        let size = value.length > 0 ? value.length + 1 : 2
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i]
+          size += item === undefined ? 4 : sizeOf(item)
+        }
         return size
       }
       let size = 2
       let members = 0
-      for (const key of Object.keys(value)) {
+      for (const key in value) {
         const member = (value as Record<string, unknown>)[key]
         if (member === undefined) continue
-        size += byteLength(key) + 3 + sizeOf(member)
+        size += keyBytes(key) + sizeOf(member)
         members++
       }
-      return size + Math.max(0, members - 1)
+      return members > 0 ? size + members - 1 : size
     }
     default:
       return 0
   }
+}
+
+/** `"key":` */
+const keyCost = (key: string): number => key.length + 3
+
+const STATUS = keyCost("status")
+const PHASE = keyCost("phase")
+const OPERATION = keyCost("operation")
+const CALL_ID = keyCost("callId")
+const STEP_ID = keyCost("stepId")
+const EXECUTION = keyCost("execution")
+const ATTEMPTS = keyCost("attempts")
+const CONTRIBUTION_HASH = keyCost("contributionHash")
+const SKIP_REASON = keyCost("skipReason")
+const ERROR = keyCost("error")
+const ABANDONED = keyCost("abandoned")
+const RUN_ID = keyCost("runId")
+// `"decision":{"policy":"","action":"","reason":""},` without the three values.
+const DECISION = keyCost("decision") + 2 + keyCost("policy") + keyCost("action") + keyCost("reason") + 3 * 2 + 2 + 1
+// `{"name":"","stage":"","outcome":"","sequence":,"startedAt":,"duration":,"effects":}` without the values.
+const REQUIRED = 2 + ["name", "stage", "outcome", "sequence", "startedAt", "duration", "effects"]
+  .reduce((sum, key) => sum + keyCost(key), 0) + 3 * 2 + 6
+
+/** `"key":"value",` for an optional string member. */
+const stringMember = (key: number, value: string | undefined): number =>
+  value === undefined ? 0 : key + stringBytes(value) + 3
+
+/** `"key":value,` for an optional number member. */
+const numberMember = (key: number, value: number | undefined): number =>
+  value === undefined ? 0 : key + numberBytes(value) + 1
+
+/**
+ * One hook run's size, member by member: a record holds many of them (four
+ * per hook per request at the stages alone), all of one shape — reading
+ * known members costs a fraction of a generic walk. Its effects' data is
+ * walked.
+ */
+const invocationBytes = (run: HookInvocation): number => {
+  let size = REQUIRED + stringBytes(run.name) + stringBytes(run.stage) + stringBytes(run.outcome) +
+    numberBytes(run.sequence) + numberBytes(run.startedAt) + numberBytes(run.duration) + sizeOf(run.effects)
+  size += stringMember(STATUS, run.status)
+  size += numberMember(PHASE, run.phase)
+  size += stringMember(OPERATION, run.operation)
+  size += stringMember(CALL_ID, run.callId)
+  size += stringMember(STEP_ID, run.stepId)
+  size += stringMember(EXECUTION, run.execution)
+  size += numberMember(ATTEMPTS, run.attempts)
+  size += stringMember(CONTRIBUTION_HASH, run.contributionHash)
+  size += stringMember(SKIP_REASON, run.skipReason)
+  size += stringMember(ERROR, run.error)
+  size += run.abandoned === undefined ? 0 : ABANDONED + (run.abandoned ? 4 : 5) + 1
+  size += stringMember(RUN_ID, run.runId)
+  const decision = run.decision
+  if (decision !== undefined) {
+    size += DECISION + stringBytes(decision.policy) + stringBytes(decision.action) + stringBytes(decision.reason)
+  }
+  return size
+}
+
+/** The size of a record, its hook runs measured member by member. */
+const recordBytes = (record: ExecutionRecord): number => {
+  const runs = record.hookInvocations
+  let size = 0
+  for (let i = 0; i < runs.length; i++) size += invocationBytes(runs[i]!)
+  // The rest of the record, its hook runs as an empty list (`[]`), plus the runs and their commas.
+  return sizeOf({ ...record, hookInvocations: [] }) + size + (runs.length > 0 ? runs.length - 1 : 0)
 }
 
 // Sizes of records as they were written: a record is immutable once built.
@@ -63,10 +180,16 @@ export const measured = (record: object): number | undefined => sizes.get(record
 export const measure = (record: ExecutionRecord): number => {
   const known = sizes.get(record)
   if (known !== undefined) return known
-  const size = sizeOf(record)
+  const size = recordBytes(record)
   sizes.set(record, size)
   return size
 }
+
+/** `"writer":{"id":"…","seq":…}` with the comma before it, without the id and the number. */
+const WRITER = 1 + keyCost("writer") + 2 + keyCost("id") + 2 + 1 + keyCost("seq")
+
+const writerBytes = (writer: { readonly id: string; readonly seq: number }): number =>
+  WRITER + stringBytes(writer.id) + numberBytes(writer.seq)
 
 /**
  * `record` with a `writer` stamp, its size remembered from `size` (the
@@ -78,8 +201,8 @@ export const stamp = (
   writer: { readonly id: string; readonly seq: number }
 ): ExecutionRecord => {
   const stamped: ExecutionRecord = { ...record, writer }
-  // `,"writer":` and the object (a record always has other members before it).
-  sizes.set(stamped, size + (record.writer === undefined ? 10 + sizeOf(writer) : sizeOf(writer) - sizeOf(record.writer)))
+  const previous = record.writer === undefined ? 0 : writerBytes(record.writer)
+  sizes.set(stamped, size - previous + writerBytes(writer))
   return stamped
 }
 

@@ -27,6 +27,7 @@ import { elapsedMillis } from "../../runtime/internal/timing.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 import { flatText } from "../../runtime/internal/flatText.js"
 import { withFirst } from "../../runtime/internal/withFirst.js"
+import { measure } from "../../domain/internal/recordSize.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -181,6 +182,8 @@ export const makeBegin = (deps: BeginDeps): Begin => {
       // request: the record says so, and the final write tries again.
       let unwritten: string | undefined
       if (recording) {
+        // Measured once here (a store that caps its memory by bytes reads it).
+        measure(initial)
         const created = yield* Effect.either(store.create(initial))
         keepLatest("either", created)
         if (Either.isRight(created) && created.right === "exists") {
