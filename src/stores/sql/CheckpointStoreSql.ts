@@ -14,12 +14,14 @@ import { Checkpoint } from "../../domain/Checkpoint.js"
 import { type Claim, ClaimResult, CheckpointDecodeError, CheckpointStore } from "../CheckpointStore.js"
 import { ExecutionStoreError } from "../ExecutionStore.js"
 import type { Tables } from "./migrations.js"
+import { errorDetail } from "../internal/errorDetail.js"
 
 const encode = Schema.encodeEither(Checkpoint)
 const decode = Schema.decodeUnknownEither(Checkpoint)
 
+// The driver's own cause in the detail (SQLITE_BUSY, ECONNRESET…), not only "Failed to execute statement".
 const storeError = (operation: string) => (error: SqlError) =>
-  new ExecutionStoreError({ operation: `checkpoint ${operation}`, detail: error.message, cause: error })
+  new ExecutionStoreError({ operation: `checkpoint ${operation}`, detail: errorDetail(error), cause: error })
 
 /** A stored row: the body and the request it is filed under. */
 interface Row {
