@@ -22,6 +22,9 @@ import { noopHook, quantile, tools, ZeroLatencyModel } from "./support.js"
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200)
 const REQUESTS = Number(process.env.BENCH_STORE_REQUESTS ?? 1000)
 const THROUGHPUT_MS = Number(process.env.BENCH_THROUGHPUT_MS ?? 2000)
+/** A request id from a backend's name (request ids have no spaces or parentheses). */
+const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
+
 const postgresUrl = process.env.EAP_BENCH_DATABASE_URL ?? process.env.EAP_TEST_DATABASE_URL
 
 type Stores = Layer.Layer<ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
@@ -82,7 +85,7 @@ const open = async (backend: Backend): Promise<Running> => {
   return {
     backend,
     samples: [],
-    one: () => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `${backend.name}-${run}-${id++}` })),
+    one: () => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `${slug(backend.name)}-${run}-${id++}` })),
     dispose: () => runtime.dispose()
   }
 }
