@@ -924,3 +924,48 @@ describe("hostile values: plans returned by AfterPlanning hooks", () => {
       }))
   }
 })
+
+describe("hostile values: what a hook fails with", () => {
+  const failures: ReadonlyArray<readonly [string, () => unknown]> = [
+    // (A revoked Proxy cannot even be failed with: `Effect.fail` throws in the handler — a panic, by the rules.)
+    ["a Proxy whose traps throw", throwingProxy],
+    ["an object without a prototype", () => Object.create(null)],
+    ["a cyclic object", cyclic],
+    ["an object holding a BigInt", () => ({ code: 10n })]
+  ]
+  for (const [label, make] of failures) {
+    it.effect(`hostile values: a hook failing with ${label} fails open and is recorded — never a crash`, () =>
+      Effect.gen(function*() {
+        const h = yield* makeHarness({
+          hooks: [Hook.make({ name: "bad-failure", beforePlanning: () => Effect.fail(make()) })],
+          script: { plans: [plan([quoteStep("s1")])], synthesis: "draft" }
+        })
+        const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "bad-failure" })
+        expect(completed(result).response).toBe("draft")
+        const run = (yield* h.record("bad-failure")).hookInvocations.find((i) => i.name === "bad-failure")
+        expect(run?.status).toBe("failed")
+        expect(typeof run?.error).toBe("string")
+      }))
+  }
+
+  it.effect("hostile values: a hook failing with an object that holds credentials (a request's headers) records its text without them, bounded", () =>
+    Effect.gen(function*() {
+      const secret = "sk-live-canary-0123456789"
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.make({
+            name: "leaky",
+            beforePlanning: () =>
+              Effect.fail({ request: { url: "https://api.example", headers: { authorization: `Bearer ${secret}` }, apiKey: secret }, body: "x".repeat(50_000) })
+          })
+        ],
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "draft" }
+      })
+      yield* h.pipeline.process({ request: "quote ACME", requestId: "leaky" })
+      const record = yield* h.record("leaky")
+      const run = record.hookInvocations.find((i) => i.name === "leaky")!
+      expect(run.error).toContain("https://api.example")
+      expect(JSON.stringify(record)).not.toContain(secret)
+      expect(run.error!.length).toBeLessThan(4_100)
+    }))
+})

@@ -65,8 +65,35 @@ export interface RunSpec {
   readonly limit?: RunLimit | undefined
 }
 
-/** The exact text of a failure value. */
+/** How much of a failure's text a record keeps. */
+const FAILURE_TEXT_CHARS = 4_000
+
+/** Members whose values are credentials: never written into a record (a header object, a client's options). */
+const CREDENTIAL = /authorization|api[-_]?key|token|secret|password|passwd|cookie|credential/i
+
+/** A failure value as JSON text: credentials left out, BigInts as digits, cut at the record's bound. */
+const jsonText = (error: object): string =>
+  JSON.stringify(error, (key, value: unknown) =>
+    CREDENTIAL.test(key) ? "<redacted>" : typeof value === "bigint" ? value.toString() : value)
+
+/**
+ * The exact text of a failure value (its message, or its JSON text), cut at
+ * 4,000 characters. A hostile value — a getter or Proxy that throws, an
+ * object without a prototype, a cycle — gets a description, never a crash;
+ * members named like credentials (`authorization`, `apiKey`, `token`…) are
+ * left out of JSON text.
+ */
 export const failureText = (error: unknown): string => {
+  let text: string
+  try {
+    text = failureTextOf(error)
+  } catch {
+    text = `a failure value that cannot be read (${typeof error})`
+  }
+  return text.length <= FAILURE_TEXT_CHARS ? text : `${text.slice(0, FAILURE_TEXT_CHARS)}… (${text.length - FAILURE_TEXT_CHARS} more characters)`
+}
+
+const failureTextOf = (error: unknown): string => {
   if (typeof error === "string") return error
   if (typeof error === "object" && error !== null) {
     const message = (error as { readonly message?: unknown }).message
@@ -76,9 +103,9 @@ export const failureText = (error: unknown): string => {
     }
     if (typeof tag === "string") return tag
     try {
-      return JSON.stringify(error)
+      return jsonText(error) ?? Object.prototype.toString.call(error)
     } catch {
-      return String(error)
+      return Object.prototype.toString.call(error)
     }
   }
   return String(error)
