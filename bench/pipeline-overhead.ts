@@ -110,9 +110,7 @@ const main = async () => {
     console.log(
       `| ${r.hooks} | ${r.hooks === 0 ? "–" : r.handlers} | ${r.recording ? "on" : "off"} | ${r.median.toFixed(1)} | ${
         r.p99.toFixed(1)
-      } | ${
-        (r.median / base.median).toFixed(2)
-      }× | ${perHook} |`
+      } | ${(r.median / base.median).toFixed(2)}× | ${perHook} |`
     )
   }
   const on = baseline(true)

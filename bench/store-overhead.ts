@@ -27,7 +27,10 @@ const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g,
 
 const postgresUrl = process.env.EAP_BENCH_DATABASE_URL ?? process.env.EAP_TEST_DATABASE_URL
 
-type Stores = Layer.Layer<ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
+type Stores = Layer.Layer<
+  ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore,
+  ExecutionStore.ExecutionStoreError
+>
 
 interface Backend {
   readonly name: string
@@ -85,7 +88,10 @@ const open = async (backend: Backend): Promise<Running> => {
   return {
     backend,
     samples: [],
-    one: () => runtime.runPromise(pipeline.process({ request: "bench request", requestId: `${slug(backend.name)}-${run}-${id++}` })),
+    one: () =>
+      runtime.runPromise(
+        pipeline.process({ request: "bench request", requestId: `${slug(backend.name)}-${run}-${id++}` })
+      ),
     dispose: () => runtime.dispose()
   }
 }
@@ -141,7 +147,9 @@ const main = async () => {
       postgresUrl === undefined ? "; PostgreSQL skipped (set EAP_BENCH_DATABASE_URL)" : ""
     }\n`
   )
-  console.log("| store | median µs | p99 µs | recording overhead µs | overhead vs memory | req/s, 1 in flight | req/s, 16 in flight |")
+  console.log(
+    "| store | median µs | p99 µs | recording overhead µs | overhead vs memory | req/s, 1 in flight | req/s, 16 in flight |"
+  )
   console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
   for (const r of results) {
     const overhead = r.median - off.median
@@ -157,10 +165,17 @@ const main = async () => {
     const { PgClient } = await import("@effect/sql-pg")
     const { SqlClient } = await import("@effect/sql/SqlClient")
     await Effect.runPromise(
-      Effect.flatMap(SqlClient, (sql) =>
-        Effect.forEach(["execution_records", "checkpoints", "migrations"], (t) => sql`DROP TABLE IF EXISTS ${sql(prefix + t)}`, {
-          discard: true
-        })).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(postgresUrl) })))
+      Effect.flatMap(
+        SqlClient,
+        (sql) =>
+          Effect.forEach(
+            ["execution_records", "checkpoints", "migrations"],
+            (t) => sql`DROP TABLE IF EXISTS ${sql(prefix + t)}`,
+            {
+              discard: true
+            }
+          )
+      ).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(postgresUrl) })))
     )
   }
 }

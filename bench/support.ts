@@ -24,7 +24,9 @@ export const ZeroLatencyModel = ModelProvider.layer(ModelProvider.make({
 const Noop = Tool.make("noop", { parameters: { x: Schema.Number }, success: Schema.Number })
 
 /** The plan's one tool. */
-export const tools = [ToolRegistry.entry({ namespace: "bench", agent: "noop", tool: Noop, handler: ({ x }) => Effect.succeed(x) })]
+export const tools = [
+  ToolRegistry.entry({ namespace: "bench", agent: "noop", tool: Noop, handler: ({ x }) => Effect.succeed(x) })
+]
 
 /** A no-op hook with an Effect handler on each of the four stages. */
 export const noopHook = (i: number): Hook.Hook<never> => ({

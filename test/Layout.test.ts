@@ -3,10 +3,10 @@
  * only from its own folder or the layers below it, and no modules import
  * each other in a cycle — type-only imports included.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, normalize, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { describe, expect, it } from "@effect/vitest"
 
 const src = fileURLToPath(new URL("../src", import.meta.url))
 

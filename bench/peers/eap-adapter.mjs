@@ -33,9 +33,12 @@
 //   every 500th timed request (recording on), as the built-in adapter does.
 // - Spans: no tracer provided, so Effect's built-in tracer (the default).
 export async function build(H, C, { recording, locate, scenario }) {
-  const { CONTEXT_MARKER, CONTEXT_1KB, USER_MSG, TOOL_Q, toolResultFor, finalAnswerFor, EXPECTED_FINAL, redact } = scenario
+  const { CONTEXT_MARKER, CONTEXT_1KB, USER_MSG, TOOL_Q, toolResultFor, finalAnswerFor, EXPECTED_FINAL, redact } =
+    scenario
   const eap = locate()
-  const { Agent, ExecutionStore, Hook, Pipeline, PromptBuilder, ScriptedModel, ToolRegistry } = await import(eap.mainUrl)
+  const { Agent, ExecutionStore, Hook, Pipeline, PromptBuilder, ScriptedModel, ToolRegistry } = await import(
+    eap.mainUrl
+  )
   const { Effect, ManagedRuntime, Option, Schema } = await import(eap.dep("effect").url)
   const { Tool } = await import(eap.dep("@effect/ai").url)
 

@@ -30,8 +30,8 @@ import {
   Pipeline
 } from "effect-agent-pipeline"
 import * as Telemetry from "effect-agent-pipeline/otel"
-import { allTools } from "../shared/DemoTools.js"
 import { allowedOperations } from "../plan-policy/PlanPolicy.js"
+import { allTools } from "../shared/DemoTools.js"
 
 const hooks = [
   Hook.make({
@@ -99,8 +99,12 @@ const samples = [
 
 const describeEvidence = (record: ExecutionRecord.ExecutionRecord) =>
   record.hookInvocations.map((inv) => {
-    const decision = inv.decision ? ` decision=${inv.decision.policy}/${inv.decision.action}/${inv.decision.reason}` : ""
-    const effects = inv.effects.length > 0 ? ` effects=[${inv.effects.map((e) => `${e.effectId}:${e.status}`).join(", ")}]` : ""
+    const decision = inv.decision
+      ? ` decision=${inv.decision.policy}/${inv.decision.action}/${inv.decision.reason}`
+      : ""
+    const effects = inv.effects.length > 0
+      ? ` effects=[${inv.effects.map((e) => `${e.effectId}:${e.status}`).join(", ")}]`
+      : ""
     const error = inv.error ? ` error="${inv.error}"` : ""
     return `    ${inv.stage}.${inv.name} → ${inv.outcome}${decision}${effects}${error}`
   })
@@ -119,7 +123,9 @@ const program = Effect.gen(function*() {
     yield* Console.log("Records from earlier runs (newest first):")
     for (const record of earlier.records) {
       yield* Console.log(
-        `  ${record.requestId}: ${ExecutionRecord.requestCompletion(record)}, ${record.hookInvocations.length} hook invocations — ${record.request}`
+        `  ${record.requestId}: ${
+          ExecutionRecord.requestCompletion(record)
+        }, ${record.hookInvocations.length} hook invocations — ${record.request}`
       )
     }
   }
@@ -136,15 +142,16 @@ const program = Effect.gen(function*() {
     }
     const checkpoint = found.right.value
     const steps = checkpoint.plan.steps.map((s) => `${s.capability}(${JSON.stringify(s.parameters)})`).join(", ")
-    yield* Console.log(`\n▶ approving ${record.requestId} (${checkpoint.reason}): ${steps}, plan ${checkpoint.planDigest.slice(0, 12)}…`)
+    yield* Console.log(
+      `\n▶ approving ${record.requestId} (${checkpoint.reason}): ${steps}, plan ${checkpoint.planDigest.slice(0, 12)}…`
+    )
     const resumed = yield* Effect.either(
       pipeline.resume(checkpoint.checkpointId, "approve", { planDigest: checkpoint.planDigest })
     )
     if (resumed._tag === "Left") yield* Console.log(`  not resumed: ${resumed.left._tag}: ${resumed.left.message}`)
     else if (resumed.right._tag === "Completed") {
       yield* Console.log(`  answer: ${resumed.right.response.response.replace(/\n/g, "\n    ")}`)
-    }
-    else yield* Console.log(`  ${resumed.right._tag}`)
+    } else yield* Console.log(`  ${resumed.right._tag}`)
   }
   // Request ids are unique per run: a stored record keeps its id.
   const run = new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)
@@ -158,7 +165,11 @@ const program = Effect.gen(function*() {
         yield* Console.log(`  answer (confidence ${r.confidence.toFixed(2)}): ${r.response.replace(/\n/g, "\n    ")}`)
       } else {
         const { checkpointId, planDigest, reason } = outcome.right.checkpoint
-        yield* Console.log(`  suspended (${reason}) at checkpoint ${checkpointId}, plan ${planDigest.slice(0, 12)}…; the next run approves it`)
+        yield* Console.log(
+          `  suspended (${reason}) at checkpoint ${checkpointId}, plan ${
+            planDigest.slice(0, 12)
+          }…; the next run approves it`
+        )
       }
     } else {
       yield* Console.log(`  denied: ${outcome.left._tag}: ${outcome.left.message}`)
@@ -166,7 +177,9 @@ const program = Effect.gen(function*() {
     const record = yield* store.get(requestId)
     if (Option.isSome(record)) {
       yield* Console.log(
-        `  evidence: completion=${ExecutionRecord.requestCompletion(record.value)} revision=${record.value.recordRevision} phases=${record.value.phases.length}`
+        `  evidence: completion=${
+          ExecutionRecord.requestCompletion(record.value)
+        } revision=${record.value.recordRevision} phases=${record.value.phases.length}`
       )
       for (const line of describeEvidence(record.value)) yield* Console.log(line)
     }

@@ -32,7 +32,11 @@ const hooks = [
   Hook.make({
     name: "redact-order-ids",
     afterTool: (_call, result) =>
-      Effect.succeed("output" in result ? { output: JSON.parse(JSON.stringify(result.output).replace(/mock-\w+-\w+-\d+/g, "[order]")) } : result)
+      Effect.succeed(
+        "output" in result
+          ? { output: JSON.parse(JSON.stringify(result.output).replace(/mock-\w+-\w+-\d+/g, "[order]")) }
+          : result
+      )
   }),
   Hook.make({
     name: "model-audit",
@@ -43,11 +47,13 @@ const hooks = [
   }),
   Hook.make({
     name: "remember",
-    afterExecution: (ctx) => Memory.store(String(ctx.metadata.user_id ?? "anonymous"), { content: ctx.request }).pipe(Effect.ignore)
+    afterExecution: (ctx) =>
+      Memory.store(String(ctx.metadata.user_id ?? "anonymous"), { content: ctx.request }).pipe(Effect.ignore)
   }),
   Hook.make({
     name: "scrub-memory",
-    beforeMemoryStore: (_call, record) => Effect.succeed({ ...record, content: record.content.replace(/\S+@\S+/g, "[email]") })
+    beforeMemoryStore: (_call, record) =>
+      Effect.succeed({ ...record, content: record.content.replace(/\S+@\S+/g, "[email]") })
   })
 ]
 
@@ -78,8 +84,12 @@ const program = Effect.gen(function*() {
     const record = yield* store.get(requestId)
     if (Option.isNone(record)) continue
     for (const run of record.value.hookInvocations) {
-      const operation = run.operation === undefined ? "" : ` (${run.operation}${run.stepId === undefined ? "" : ` ${run.stepId}`})`
-      yield* Console.log(`    ${run.stage}.${run.name} → ${run.status ?? run.outcome}${operation}${run.error ? `: ${run.error}` : ""}`)
+      const operation = run.operation === undefined
+        ? ""
+        : ` (${run.operation}${run.stepId === undefined ? "" : ` ${run.stepId}`})`
+      yield* Console.log(
+        `    ${run.stage}.${run.name} → ${run.status ?? run.outcome}${operation}${run.error ? `: ${run.error}` : ""}`
+      )
     }
   }
   const memory = yield* MemoryStore.MemoryStore

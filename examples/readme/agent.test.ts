@@ -53,6 +53,8 @@ describe("weather agent", () => {
       const pipeline = yield* Pipeline.Pipeline
       const error = yield* Effect.flip(pipeline.process({ request: "Weather in Lisbon?" }))
       expect(error._tag).toBe("PlanningError")
-    }).pipe(Effect.provide(Agent.layerTest({ tools: [weatherForecast], script: { plans: ["{not json"], synthesis: "" } }))))
+    }).pipe(
+      Effect.provide(Agent.layerTest({ tools: [weatherForecast], script: { plans: ["{not json"], synthesis: "" } }))
+    ))
 })
 // #endregion readme

@@ -13,8 +13,10 @@ import * as Redis from "effect-agent-pipeline/redis"
 // Records and checkpoints in one database, over one connection pool; the
 // tables are created (migrated) on first use.
 const StoresLive = Layer.unwrapEffect(
-  Effect.map(Config.redacted("DATABASE_URL"), (url) =>
-    Postgres.layer({ url, retention: { normal: "3 days", error: "30 days" } }))
+  Effect.map(
+    Config.redacted("DATABASE_URL"),
+    (url) => Postgres.layer({ url, retention: { normal: "3 days", error: "30 days" } })
+  )
 )
 
 // What every process is working on right now, for the activity hooks.

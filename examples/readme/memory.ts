@@ -31,7 +31,10 @@ const privacy = Hook.make({
   beforeMemoryStore: (_call, record) =>
     Effect.succeed({ ...record, content: record.content.replace(/\S+@\S+/g, "[email]") }),
   guard: {
-    memoryStore: (call, proceed) => (call.payload.scope === "anonymous" ? Hook.deny("no memory for anonymous users") : proceed)
+    memoryStore: (
+      call,
+      proceed
+    ) => (call.payload.scope === "anonymous" ? Hook.deny("no memory for anonymous users") : proceed)
   }
 })
 

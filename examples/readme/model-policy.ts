@@ -30,7 +30,9 @@ export const printModelCalls = (requestId: string) =>
     const record = yield* store.get(requestId)
     if (Option.isNone(record)) return
     for (const call of record.value.modelCalls ?? []) {
-      const tokens = call.usage === undefined ? "no usage" : `${call.usage.inputTokens ?? "?"} in / ${call.usage.outputTokens ?? "?"} out`
+      const tokens = call.usage === undefined
+        ? "no usage"
+        : `${call.usage.inputTokens ?? "?"} in / ${call.usage.outputTokens ?? "?"} out`
       yield* Console.log(
         `${call.purpose} (re-ask ${call.reask}) attempt ${call.attempt} on ${call.model}: ${call.outcome}, ${tokens}${
           call.error === undefined ? "" : ` — ${call.error.split("\n")[0]}`

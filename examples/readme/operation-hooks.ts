@@ -16,7 +16,10 @@ const noTrades = Hook.make({
       call.payload.capability === "execute_trade" ? Hook.deny("trades need a human") : proceed,
     // A flaky model: retry each call up to twice, then give up after 30 seconds.
     inference: (_call, proceed) =>
-      proceed.pipe(Effect.retry(Schedule.recurs(2)), Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => "model timeout" }))
+      proceed.pipe(
+        Effect.retry(Schedule.recurs(2)),
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => "model timeout" })
+      )
   }
 })
 
@@ -27,7 +30,9 @@ const modelAudit = Hook.make({
   around: {
     inference: (call) =>
       Effect.succeed((result) =>
-        Effect.log(`${call.payload.purpose} call ${call.callId}: ${result.outcome} in ${result.endedAt - call.startedAt} ms`)
+        Effect.log(
+          `${call.payload.purpose} call ${call.callId}: ${result.outcome} in ${result.endedAt - call.startedAt} ms`
+        )
       )
   }
 })
@@ -47,7 +52,9 @@ const redactAccounts = Hook.make({
 // A guard on `request` wraps the whole run.
 const runBudget = Hook.make({
   name: "run-budget",
-  guard: { request: (_call, proceed) => Effect.timeoutFail(proceed, { duration: "2 minutes", onTimeout: () => "run budget" }) }
+  guard: {
+    request: (_call, proceed) => Effect.timeoutFail(proceed, { duration: "2 minutes", onTimeout: () => "run budget" })
+  }
 })
 
 export const AgentLive = Agent.layerOffline({

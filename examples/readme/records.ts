@@ -29,7 +29,9 @@ export const printEvidence = (requestId: string) =>
       const decision = hook.decision === undefined
         ? "no decision recorded"
         : `${hook.decision.policy}/${hook.decision.action}/${hook.decision.reason}`
-      yield* Console.log(`  ${hook.stage} ${hook.name}: ${hook.outcome} (${decision})${hook.error ? ` ${hook.error}` : ""}`)
+      yield* Console.log(
+        `  ${hook.stage} ${hook.name}: ${hook.outcome} (${decision})${hook.error ? ` ${hook.error}` : ""}`
+      )
       for (const effect of hook.effects) {
         yield* Console.log(`    effect ${effect.effectId}: ${effect.status} ${JSON.stringify(effect.data ?? null)}`)
       }

@@ -13,7 +13,9 @@ export const lease = Hook.make({
     Effect.gen(function*() {
       yield* HookEffects.report({ effectId: "lease-release", name: "Lease release", status: "pending" })
       yield* RequestScope.addFinalizer(() =>
-        HookEffects.report({ effectId: "lease-release", name: "Lease release", status: "succeeded" }).pipe(Effect.ignore)
+        HookEffects.report({ effectId: "lease-release", name: "Lease release", status: "succeeded" }).pipe(
+          Effect.ignore
+        )
       )
       yield* RequestScope.fork(renewLeaseForever) // interrupted when the request ends
     }).pipe(Effect.ignore)

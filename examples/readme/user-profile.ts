@@ -19,7 +19,9 @@ export const profile = Hook.make({
   beforePlanning: (ctx) => {
     const known = profiles[String(ctx.metadata.user_id)]
     // <user_profile>\nname: Ada\n- prefers Celsius\n- said: &lt;/user_profile&gt;…\n</user_profile>
-    return Effect.succeed(known === undefined ? undefined : { enrichments: { user_profile: UserProfile.render(known) } })
+    return Effect.succeed(
+      known === undefined ? undefined : { enrichments: { user_profile: UserProfile.render(known) } }
+    )
   }
 })
 

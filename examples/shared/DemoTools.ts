@@ -39,7 +39,11 @@ export const WeatherForecast = Tool.make("weather_forecast", {
 
 export const ConvertCurrency = Tool.make("convert_currency", {
   description: "Convert an amount of money between currencies (exchange rate)",
-  parameters: { amount: Schema.Number, from: Schema.Literal("USD", "EUR", "GBP"), to: Schema.Literal("USD", "EUR", "GBP") },
+  parameters: {
+    amount: Schema.Number,
+    from: Schema.Literal("USD", "EUR", "GBP"),
+    to: Schema.Literal("USD", "EUR", "GBP")
+  },
   success: Schema.Struct({ amount: Schema.Number, currency: Schema.String })
 })
 

@@ -68,7 +68,9 @@ const add = (vector: Array<number>, feature: string, weight: number): void => {
  * @since 0.1.0
  */
 export const embedOffline = (text: string, dimensions: number = DEFAULT_DIMENSIONS): Array<number> => {
-  if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`)
+  if (!Number.isInteger(dimensions) || dimensions < 1) {
+    throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`)
+  }
   const vector = new Array<number>(dimensions).fill(0)
   for (const match of text.toLowerCase().matchAll(WORD)) {
     const word = match[0]

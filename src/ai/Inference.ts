@@ -37,12 +37,12 @@ import { escapeContent } from "../domain/PromptSections.js"
 import { decodeTextEither, type RoutingPlan } from "../domain/RoutingPlan.js"
 import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
-import type { RequestRecorder } from "../runtime/RequestRecorder.js"
-import { aiErrorText } from "./internal/safeAiError.js"
-import { type CallInfo, clientOf, makeCaller } from "./internal/modelCalls.js"
-import { DirectModel } from "./ModelProvider.js"
-import * as ModelPolicy from "./ModelPolicy.js"
 import { withFirst } from "../runtime/internal/withFirst.js"
+import type { RequestRecorder } from "../runtime/RequestRecorder.js"
+import { type CallInfo, clientOf, makeCaller } from "./internal/modelCalls.js"
+import { aiErrorText } from "./internal/safeAiError.js"
+import * as ModelPolicy from "./ModelPolicy.js"
+import { DirectModel } from "./ModelProvider.js"
 
 /**
  * One model call: its prompt and where it happens.
@@ -250,7 +250,10 @@ export const makeWith = (
     ) => operations.run(snapshot, ask.request.recorder, planObserved(ask.request, snapshot, ask.reask, ask.rejected))
 
     const plan: Inference.Service["plan"] = (request) => {
-      const ask = (reask: number, prompt: string): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
+      const ask = (
+        reask: number,
+        prompt: string
+      ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
         const rejected = { value: false }
         const once = planOnce(reask === 0 ? request : { ...request, prompt }, reask, rejected)
         if (reask >= policy.planReasks) return once
@@ -303,21 +306,26 @@ export const makeWith = (
           // consumer stops pulling before the end.
           operations.runStream(snapshot, request.recorder, Effect.void, () =>
             Stream.unwrap(
-              Effect.map(operations.transform("before_inference", snapshot, request.prompt, request.recorder), (prompt) => {
-                const parts: Array<string> = []
-                return Stream.concat(
-                  Stream.map(deltas(request, prompt), (text): StreamPart => {
-                    parts.push(text)
-                    return { _tag: "Delta", text }
-                  }),
-                  Stream.fromEffect(
-                    Effect.map(
-                      Effect.suspend(() => operations.transform("after_inference", snapshot, parts.join(""), request.recorder)),
-                      (text): StreamPart => ({ _tag: "Done", text })
+              Effect.map(
+                operations.transform("before_inference", snapshot, request.prompt, request.recorder),
+                (prompt) => {
+                  const parts: Array<string> = []
+                  return Stream.concat(
+                    Stream.map(deltas(request, prompt), (text): StreamPart => {
+                      parts.push(text)
+                      return { _tag: "Delta", text }
+                    }),
+                    Stream.fromEffect(
+                      Effect.map(
+                        Effect.suspend(() =>
+                          operations.transform("after_inference", snapshot, parts.join(""), request.recorder)
+                        ),
+                        (text): StreamPart => ({ _tag: "Done", text })
+                      )
                     )
                   )
-                )
-              })
+                }
+              )
             )))
       )
     }

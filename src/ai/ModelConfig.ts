@@ -61,7 +61,12 @@ export interface Endpoint {
 }
 
 const choice = <P extends string>(variable: string, providers: ReadonlyArray<P>) =>
-(value: string): Either.Either<{ readonly provider: "offline" } | { readonly provider: P; readonly model: string }, ConfigError.ConfigError> => {
+(
+  value: string
+): Either.Either<
+  { readonly provider: "offline" } | { readonly provider: P; readonly model: string },
+  ConfigError.ConfigError
+> => {
   const trimmed = value.trim()
   if (trimmed === "offline") return Either.right({ provider: "offline" })
   const colon = trimmed.indexOf(":")
@@ -139,7 +144,11 @@ const endpoint = (urlVariable: string, keyVariable: string, fallback: string): C
  *
  * @since 0.1.0
  */
-export const openAiEndpoint: Config.Config<Endpoint> = endpoint("OPENAI_BASE_URL", "OPENAI_API_KEY", OPENAI_DEFAULT_BASE_URL)
+export const openAiEndpoint: Config.Config<Endpoint> = endpoint(
+  "OPENAI_BASE_URL",
+  "OPENAI_API_KEY",
+  OPENAI_DEFAULT_BASE_URL
+)
 
 /**
  * The Anthropic server: `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`.

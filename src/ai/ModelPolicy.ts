@@ -195,9 +195,13 @@ export const withRetries = <A, E extends ModelFailure, R>(
   attempt: (n: number) => Effect.Effect<A, E, R>,
   n = 1
 ): Effect.Effect<A, E, R> =>
-  Effect.catchAll(attempt(n), (failure) =>
-    Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-      Option.match(retryDelay(policy, failure, n, now), {
-        onNone: () => Effect.fail(failure),
-        onSome: (delay) => Effect.zipRight(Effect.sleep(delay), withRetries(policy, attempt, n + 1))
-      })))
+  Effect.catchAll(
+    attempt(n),
+    (failure) =>
+      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+        Option.match(retryDelay(policy, failure, n, now), {
+          onNone: () =>
+            Effect.fail(failure),
+          onSome: (delay) => Effect.zipRight(Effect.sleep(delay), withRetries(policy, attempt, n + 1))
+        }))
+  )

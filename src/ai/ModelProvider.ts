@@ -81,7 +81,10 @@ export const PlanRequest = Schema.Record({ key: Schema.String, value: Schema.Unk
 const PLAN_FORMAT = { type: "json", objectName: "routing_plan", schema: PlanRequest } as const
 const TEXT_FORMAT = { type: "text" } as const
 // The attributes `LanguageModel.make` puts on its spans, kept identical.
-const PLAN_SPAN = { captureStackTrace: false, attributes: { objectName: "routing_plan", concurrency: undefined, toolChoice: undefined } }
+const PLAN_SPAN = {
+  captureStackTrace: false,
+  attributes: { objectName: "routing_plan", concurrency: undefined, toolChoice: undefined }
+}
 const TEXT_SPAN = { captureStackTrace: false, attributes: { concurrency: undefined, toolChoice: undefined } }
 
 const malformed = (method: string, description: string) =>
@@ -110,7 +113,10 @@ export const usageOf = (usage: unknown): ModelUsage | undefined => {
  * need a string `text`; of the other parts only `finish` (usage) and
  * `response-metadata` (model id) are read.
  */
-const responseOf = (parts: ReadonlyArray<Response.PartEncoded>, format: Format): Effect.Effect<ModelResponse, AiError.AiError> => {
+const responseOf = (
+  parts: ReadonlyArray<Response.PartEncoded>,
+  format: Format
+): Effect.Effect<ModelResponse, AiError.AiError> => {
   const method = format === "plan" ? "generateObject" : "generateText"
   const texts: Array<string> = []
   let usage: ModelUsage | undefined
@@ -157,7 +163,8 @@ const responseOf = (parts: ReadonlyArray<Response.PartEncoded>, format: Format):
 export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Provider> =>
   Effect.gen(function*() {
     const languageModel = yield* LanguageModel.make(params)
-    const idGenerator = Option.getOrElse(yield* Effect.serviceOption(IdGenerator.IdGenerator), () => IdGenerator.defaultIdGenerator)
+    const idGenerator = Option.getOrElse(yield* Effect.serviceOption(IdGenerator.IdGenerator), () =>
+      IdGenerator.defaultIdGenerator)
     const generate = (
       prompt: string,
       format: Format
@@ -176,15 +183,23 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
             Effect.flatMap((parts) =>
               Array.isArray(parts)
                 ? responseOf(parts, format)
-                : Effect.fail(malformed(format === "plan" ? "generateObject" : "generateText", "the response is not a list of parts"))
+                : Effect.fail(
+                  malformed(
+                    format === "plan" ? "generateObject" : "generateText",
+                    "the response is not a list of parts"
+                  )
+                )
             ),
-            (answered) => (span === inertSpan ? answered : Effect.tap(answered, (response) => annotate(span, response)))
+            (answered) => (span === inertSpan ? answered : Effect.tap(answered, (response) =>
+              annotate(span, response)))
           )
       )
     // A span transformer (`@effect/ai`'s telemetry hook) is applied by the
     // LanguageModel path: when one is installed, calls take that path.
     const atMake = yield* Effect.serviceOption(Telemetry.CurrentSpanTransformer)
-    const transformed = Option.isSome(atMake) ? Effect.succeed(atMake) : Effect.serviceOption(Telemetry.CurrentSpanTransformer)
+    const transformed = Option.isSome(atMake)
+      ? Effect.succeed(atMake)
+      : Effect.serviceOption(Telemetry.CurrentSpanTransformer)
     const generateText = (prompt: string) =>
       Effect.flatMap(transformed, (transformer) =>
         Option.isSome(transformer)
@@ -193,7 +208,10 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
     const generatePlan = (prompt: string) =>
       Effect.flatMap(transformed, (transformer) =>
         Option.isSome(transformer)
-          ? Effect.map(languageModel.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }), responseOfText)
+          ? Effect.map(
+            languageModel.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }),
+            responseOfText
+          )
           : generate(prompt, "plan"))
     // The provider's functions run with an IdGenerator, as LanguageModel.make's do.
     const direct: DirectModel.Service = {
@@ -219,7 +237,9 @@ export const responseOfText = (
   response: { readonly text: string; readonly usage: Response.Usage; readonly content: ReadonlyArray<Response.AnyPart> }
 ): ModelResponse => {
   let modelId: string | undefined
-  for (const part of response.content) if (part.type === "response-metadata") modelId = Option.getOrUndefined(part.modelId)
+  for (const part of response.content) {
+    if (part.type === "response-metadata") modelId = Option.getOrUndefined(part.modelId)
+  }
   return { text: response.text, usage: usageOf(response.usage), modelId }
 }
 

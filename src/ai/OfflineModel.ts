@@ -32,11 +32,11 @@
 import { AiError, LanguageModel } from "@effect/ai"
 import type { Response } from "@effect/ai"
 import { Effect, Layer, Stream } from "effect"
-import * as ModelProvider from "./ModelProvider.js"
 import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
 import * as planning from "./internal/offlinePlanning.js"
 import { lastUserText } from "./internal/offlinePrompt.js"
 import * as synthesis from "./internal/offlineSynthesis.js"
+import * as ModelProvider from "./ModelProvider.js"
 
 /**
  * The plan the offline model returns for a planning or continuation prompt
@@ -66,7 +66,11 @@ const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 const finishPart = (prompt: string, output: string): Response.FinishPartEncoded => {
   const inputTokens = estimateTokens(prompt)
   const outputTokens = estimateTokens(output)
-  return { type: "finish", reason: "stop", usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens } }
+  return {
+    type: "finish",
+    reason: "stop",
+    usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
+  }
 }
 
 /** Word-sized chunks that keep their whitespace, so they concatenate back to `text`. */

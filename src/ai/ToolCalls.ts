@@ -19,11 +19,11 @@ import { Duration, Effect, Either } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
 import type { Call, CallRef, Coordinates } from "../domain/Operation.js"
 import { HookDenied } from "../domain/PipelineError.js"
+import { withDeadline } from "../runtime/internal/deadline.js"
+import { withFirst } from "../runtime/internal/withFirst.js"
 import type { ToolOutcome } from "../runtime/OperationHooks.js"
 import type { Operations } from "../runtime/Operations.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
-import { withDeadline } from "../runtime/internal/deadline.js"
-import { withFirst } from "../runtime/internal/withFirst.js"
 import { checkResult, DEFAULT_MAX_RESULT_BYTES } from "./internal/toolResult.js"
 import { ToolCallFailure, type ToolRegistry } from "./ToolRegistry.js"
 
@@ -61,7 +61,8 @@ const fromOutcome = (outcome: ToolOutcome): ToolCallResult =>
 // GC that finds none alive).
 const outcomeOf = {
   onSuccess: (output: Json): Effect.Effect<ToolOutcome> => Effect.succeed({ output }),
-  onFailure: (failure: { readonly message: string }): Effect.Effect<ToolOutcome> => Effect.succeed({ error: failure.message })
+  onFailure: (failure: { readonly message: string }): Effect.Effect<ToolOutcome> =>
+    Effect.succeed({ error: failure.message })
 }
 
 const resultOf = {
@@ -104,7 +105,10 @@ export const make = (
   const bounded = (request: ToolCallRequest, parameters: JsonObject) => {
     const timeout = tools.timeoutOf?.(request.namespace, request.agent, request.capability) ?? defaultTimeout
     return withDeadline(
-      Effect.flatMap(tools.call(request.namespace, request.agent, request.capability, parameters, callOptions), checked),
+      Effect.flatMap(
+        tools.call(request.namespace, request.agent, request.capability, parameters, callOptions),
+        checked
+      ),
       timeout,
       () => new ToolCallFailure({ reason: "timed_out", detail: `no result within ${Duration.format(timeout)}` })
     )
@@ -122,7 +126,10 @@ export const make = (
       parent: { operation: "tool_call", callId: call.callId },
       payload: { ...call.payload, parameters }
     })
-    const outcome = yield* Effect.matchEffect(operations.run(execution, request.recorder, bounded(request, parameters)), outcomeOf)
+    const outcome = yield* Effect.matchEffect(
+      operations.run(execution, request.recorder, bounded(request, parameters)),
+      outcomeOf
+    )
     return yield* operations.transform("after_tool", call, outcome, request.recorder)
   })
   const runObserved = (request: ToolCallRequest, call: Call<"tool_call">) =>

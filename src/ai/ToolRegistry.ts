@@ -173,7 +173,10 @@ export const entry = <T extends Tool.Any, R = never>(options: {
     timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
     call: (parameters, callOptions) =>
       Effect.flatMap(
-        Effect.flatMap(Effect.flatMap(Effect.mapError(decode(parameters), invalidParameters), runHandler), encodeResult),
+        Effect.flatMap(
+          Effect.flatMap(Effect.mapError(decode(parameters), invalidParameters), runHandler),
+          encodeResult
+        ),
         callOptions?.maxResultBytes === undefined ? checkDefault : withFirst(checkEncoded, callOptions.maxResultBytes)
       )
   }
@@ -282,7 +285,9 @@ export declare namespace ToolRegistry {
       options?: CallOptions
     ) => Effect.Effect<Json, ToolCallFailure>
     /** A tool's own timeout, when its entry has one. */
-    readonly timeoutOf?: ((namespace: string, agent: string, capability: string) => Duration.Duration | undefined) | undefined
+    readonly timeoutOf?:
+      | ((namespace: string, agent: string, capability: string) => Duration.Duration | undefined)
+      | undefined
   }
 }
 
@@ -365,7 +370,9 @@ export const extend = (base: ToolRegistry.Service, extra: ReadonlyArray<ToolEntr
     },
     call: (namespace, agent, capability, parameters, options) => {
       const e = byKey.get(keyOf(namespace, agent, capability))
-      return e === undefined ? base.call(namespace, agent, capability, parameters, options) : e.call(parameters, options)
+      return e === undefined
+        ? base.call(namespace, agent, capability, parameters, options)
+        : e.call(parameters, options)
     }
   }
 }

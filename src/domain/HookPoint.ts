@@ -8,7 +8,12 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { type GuardableOperation, GuardableOperation as GuardableSchema, type Operation, Operation as OperationSchema } from "./Operation.js"
+import {
+  type GuardableOperation,
+  GuardableOperation as GuardableSchema,
+  type Operation,
+  Operation as OperationSchema
+} from "./Operation.js"
 
 /**
  * The four pipeline stages (seed 000).
@@ -82,5 +87,4 @@ export const transformOperation: Readonly<Record<TransformPoint, Operation>> = {
  *
  * @since 0.1.0
  */
-export const isObserveOnly = (point: HookPoint): boolean =>
-  point === "after_execution" || point.startsWith("around_")
+export const isObserveOnly = (point: HookPoint): boolean => point === "after_execution" || point.startsWith("around_")

@@ -264,8 +264,9 @@ const cloneAny = (value: Json): Json => {
   for (const key of Object.keys(value)) {
     const copy = cloneAny((value as JsonObject)[key]!)
     // An own "__proto__" key stays a key: assigning it would set the prototype.
-    if (key === "__proto__") Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true })
-    else out[key] = copy
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true })
+    } else out[key] = copy
   }
   return out
 }

@@ -60,7 +60,9 @@ export const requestIdProblem = (id: string): string | undefined => {
   const char = found[0]
   return char === "/" || char === "\\"
     ? `must not contain "/" or "\\" (found "${char}")`
-    : `must be printable: no control, format, whitespace or unassigned characters (found ${codePointOf(char)} at index ${found.index})`
+    : `must be printable: no control, format, whitespace or unassigned characters (found ${
+      codePointOf(char)
+    } at index ${found.index})`
 }
 
 /**
@@ -91,7 +93,8 @@ export const requestIdProblem = (id: string): string | undefined => {
 export const RequestId = Schema.String.pipe(
   Schema.filter((id) => requestIdProblem(id) ?? true, {
     identifier: "RequestId",
-    description: `1 to ${MAX_REQUEST_ID_BYTES} bytes of printable UTF-8: no control or format characters, no whitespace, no "/" or "\\", not "." or ".."`
+    description:
+      `1 to ${MAX_REQUEST_ID_BYTES} bytes of printable UTF-8: no control or format characters, no whitespace, no "/" or "\\", not "." or ".."`
   }),
   Schema.brand("RequestId")
 )

@@ -131,12 +131,21 @@ const unreadable = (path: string, reason: string) =>
  */
 const stringStandIn = (name: string, value: unknown): Either.Either<unknown, InvalidRequest> => {
   if (typeof value !== "object" || value === null) return Either.right(value)
-  const walked = walk(value, { maxDepth: MAX_DEPTH, maxBytes: WRONG_TYPE_BYTES, undefinedProperties: "keep", lenient: true })
+  const walked = walk(value, {
+    maxDepth: MAX_DEPTH,
+    maxBytes: WRONG_TYPE_BYTES,
+    undefinedProperties: "keep",
+    lenient: true
+  })
   if (walked._tag === "Copied") return Either.right(walked.value)
   return Either.left(
     walked.refusal.kind === "unreadable"
       ? unreadable(formatPath(name, walked.refusal.path), walked.refusal.reason)
-      : new InvalidRequest({ reason: "malformed", path: name, detail: `Expected string, actual ${describeKind(value)}` })
+      : new InvalidRequest({
+        reason: "malformed",
+        path: name,
+        detail: `Expected string, actual ${describeKind(value)}`
+      })
   )
 }
 
@@ -154,7 +163,9 @@ const metadataCopy = (value: unknown, limits: Limits): Either.Either<MetadataCop
     undefinedProperties: "keep",
     lenient: true
   })
-  if (walked._tag === "Copied") return Either.right({ value: walked.value, json: walked.json && !Array.isArray(walked.value) })
+  if (walked._tag === "Copied") {
+    return Either.right({ value: walked.value, json: walked.json && !Array.isArray(walked.value) })
+  }
   const { kind, path, reason } = walked.refusal
   switch (kind) {
     case "too_deep":
@@ -253,12 +264,18 @@ const fromInstance = (input: PipelineRequest, limits: Limits): Either.Either<Pip
   if (requestId !== undefined) {
     const problem = typeof requestId === "string" ? requestIdProblem(requestId) : "must be a string"
     if (problem !== undefined) {
-      return Either.left(new InvalidRequest({ reason: "malformed", path: "requestId", detail: oneLine(problem, DETAIL_CHARS) }))
+      return Either.left(
+        new InvalidRequest({ reason: "malformed", path: "requestId", detail: oneLine(problem, DETAIL_CHARS) })
+      )
     }
   }
   if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) {
     return Either.left(
-      new InvalidRequest({ reason: "malformed", path: "metadata", detail: `expected a JSON object, got ${describeKind(metadata)}` })
+      new InvalidRequest({
+        reason: "malformed",
+        path: "metadata",
+        detail: `expected a JSON object, got ${describeKind(metadata)}`
+      })
     )
   }
   if (Object.keys(metadata).length === 0) return checkRequestText(input, limits)
@@ -271,7 +288,10 @@ const fromInstance = (input: PipelineRequest, limits: Limits): Either.Either<Pip
         : new InvalidRequest({
           reason: kind === "too_deep" ? "too_deep" : "malformed",
           path: formatPath("metadata", path),
-          detail: oneLine(kind === "too_deep" ? `nests deeper than ${MAX_DEPTH} levels, the limit for metadata` : reason, DETAIL_CHARS)
+          detail: oneLine(
+            kind === "too_deep" ? `nests deeper than ${MAX_DEPTH} levels, the limit for metadata` : reason,
+            DETAIL_CHARS
+          )
         })
     )
   }
@@ -312,14 +332,18 @@ const fromParseError = (input: unknown, error: ParseResult.ParseError): InvalidR
   }
   const all = ParseResult.ArrayFormatter.formatErrorSync(error)
   const first = all[0]
-  if (first === undefined) return new InvalidRequest({ reason: "malformed", path: "", detail: oneLine(error.message, DETAIL_CHARS), issues })
+  if (first === undefined) {
+    return new InvalidRequest({ reason: "malformed", path: "", detail: oneLine(error.message, DETAIL_CHARS), issues })
+  }
   if (first._tag === "Unexpected") {
     const names = all.filter((i) => i._tag === "Unexpected" && i.path.length === 1).map((i) => `"${String(i.path[0])}"`)
     return new InvalidRequest({
       reason: "unexpected_field",
       path: formatPath("", first.path),
       detail: oneLine(
-        `unknown field${names.length > 1 ? "s" : ""} ${names.join(", ")} (a request has ${FIELDS.map((f) => `"${f}"`).join(", ")})`,
+        `unknown field${names.length > 1 ? "s" : ""} ${names.join(", ")} (a request has ${
+          FIELDS.map((f) => `"${f}"`).join(", ")
+        })`,
         DETAIL_CHARS
       ),
       issues
@@ -371,7 +395,10 @@ const checkRequestText = (request: PipelineRequest, limits: Limits): Either.Eith
  *
  * @since 0.1.0
  */
-export const checkLimits = (request: PipelineRequest, limits: Limits): Either.Either<PipelineRequest, InvalidRequest> => {
+export const checkLimits = (
+  request: PipelineRequest,
+  limits: Limits
+): Either.Either<PipelineRequest, InvalidRequest> => {
   if (request.request.length * 3 > limits.maxRequestBytes) {
     const size = byteLength(request.request)
     if (size > limits.maxRequestBytes) {
@@ -421,7 +448,10 @@ export const checkLimits = (request: PipelineRequest, limits: Limits): Either.Ei
  *
  * @since 0.1.0
  */
-export const decode = (input: unknown, limits: Limits = defaultLimits): Effect.Effect<PipelineRequest, InvalidRequest> => {
+export const decode = (
+  input: unknown,
+  limits: Limits = defaultLimits
+): Effect.Effect<PipelineRequest, InvalidRequest> => {
   const decoded = decodeEither(input, limits)
   return Either.isLeft(decoded) ? Effect.fail(decoded.left) : Effect.succeed(decoded.right)
 }
@@ -431,7 +461,10 @@ export const decode = (input: unknown, limits: Limits = defaultLimits): Effect.E
  *
  * @since 0.1.0
  */
-export const decodeEither = (input: unknown, limits: Limits = defaultLimits): Either.Either<PipelineRequest, InvalidRequest> => {
+export const decodeEither = (
+  input: unknown,
+  limits: Limits = defaultLimits
+): Either.Either<PipelineRequest, InvalidRequest> => {
   try {
     if (input instanceof PipelineRequest) return fromInstance(input, limits)
     if (typeof input === "object" && input !== null && !Array.isArray(input)) return fromPlain(input, limits)

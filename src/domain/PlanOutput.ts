@@ -16,8 +16,8 @@ import { ParseResult, Schema, type SchemaAST as AST } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
 import { thrownText } from "./internal/jsonSnapshot.js"
 import { formatPath, MAX_DEPTH } from "./Json.js"
-import { PlanFromWire, RoutingPlan } from "./RoutingPlan.js"
 import { isWireShaped, type PlanWire, wireJsonSchema } from "./PlanWire.js"
+import { PlanFromWire, RoutingPlan } from "./RoutingPlan.js"
 
 const decodeWire = ParseResult.decodeUnknown(PlanFromWire)
 const decodePlain = ParseResult.decodeUnknown(RoutingPlan)
@@ -29,7 +29,11 @@ const tooDeep = (input: unknown, ast: AST.Declaration): ParseResult.ParseIssue |
     const deep = deeperThan(input, MAX_DEPTH)
     return deep === undefined
       ? undefined
-      : new ParseResult.Type(ast, input, `the plan nests deeper than ${MAX_DEPTH} levels (at ${formatPath("plan", deep)})`)
+      : new ParseResult.Type(
+        ast,
+        input,
+        `the plan nests deeper than ${MAX_DEPTH} levels (at ${formatPath("plan", deep)})`
+      )
   } catch (thrown) {
     return new ParseResult.Type(ast, input, `the plan could not be read: ${thrownText(thrown)}`)
   }

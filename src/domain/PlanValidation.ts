@@ -162,11 +162,19 @@ export const checkPlan = (
     for (const ref of referenced) {
       if (ids.has(ref)) {
         if (!dependsOn.has(ref)) {
-          return fail("reference_needs_depends_on", `references same-phase step ${ref} without depends_on`, step.step_id)
+          return fail(
+            "reference_needs_depends_on",
+            `references same-phase step ${ref} without depends_on`,
+            step.step_id
+          )
         }
       } else if (context.priorStepIds.has(ref)) {
         if (!implicit.has(ref)) {
-          return fail("reference_needs_implicit_dep", `references earlier step ${ref} without implicit_deps`, step.step_id)
+          return fail(
+            "reference_needs_implicit_dep",
+            `references earlier step ${ref} without implicit_deps`,
+            step.step_id
+          )
         }
       } else {
         return fail("unresolved_reference", `references unknown step ${ref}`, step.step_id)
@@ -174,7 +182,11 @@ export const checkPlan = (
     }
     for (const dep of step.implicit_deps) {
       if (ids.has(dep)) {
-        return fail("implicit_dep_same_phase", `implicit_deps ${dep} is a same-phase step; use depends_on`, step.step_id)
+        return fail(
+          "implicit_dep_same_phase",
+          `implicit_deps ${dep} is a same-phase step; use depends_on`,
+          step.step_id
+        )
       }
       if (!context.priorStepIds.has(dep)) {
         return fail("implicit_dep_missing", `implicit_deps ${dep} is not an earlier phase's step`, step.step_id)
@@ -213,7 +225,12 @@ export const validate = (
   raw: unknown,
   context: ValidationContext
 ): Either.Either<RoutingPlan, PlanValidationError> => {
-  const copied = walk(raw, { maxDepth: MAX_DEPTH, maxBytes: MAX_PLAN_BYTES, undefinedProperties: "keep", lenient: true })
+  const copied = walk(raw, {
+    maxDepth: MAX_DEPTH,
+    maxBytes: MAX_PLAN_BYTES,
+    undefinedProperties: "keep",
+    lenient: true
+  })
   if (copied._tag === "Refused") {
     const { kind, path, reason } = copied.refusal
     const where = formatPath("plan", path)

@@ -46,7 +46,8 @@ export const PlanStepWire = Schema.Struct({
   agent: Schema.String.annotations({ description: "The tool's agent, exactly as listed" }),
   capability: Schema.String.annotations({ description: "The tool's capability (its name), exactly as listed" }),
   parameters_json: Schema.String.annotations({
-    description: "The tool's arguments as the text of one JSON object, e.g. {\"city\":\"Paris\"}; {} when it takes none. " +
+    description:
+      "The tool's arguments as the text of one JSON object, e.g. {\"city\":\"Paris\"}; {} when it takes none. " +
       "A value may be a reference {{steps.<step_id>.output}} to an earlier step's output"
   }),
   depends_on: Schema.Array(stepIdWire("A step id")).annotations({
@@ -115,7 +116,11 @@ const objectFromText = (
     parsed = JSON.parse(text)
   } catch (error) {
     return ParseResult.fail(
-      new ParseResult.Type(ast, text, `${field} is not JSON text: ${error instanceof Error ? error.message : String(error)}`)
+      new ParseResult.Type(
+        ast,
+        text,
+        `${field} is not JSON text: ${error instanceof Error ? error.message : String(error)}`
+      )
     )
   }
   // Parsed JSON is JSON; what is left to check is its shape and its depth.
@@ -138,8 +143,11 @@ const objectFromText = (
 
 const isEmptyObject = (value: JsonObject | undefined): boolean => value === undefined || Object.keys(value).length === 0
 
-
-const stepFromWire = (step: PlanStepWire, index: number, ast: AST.AST): Effect.Effect<StepInput, ParseResult.ParseIssue> =>
+const stepFromWire = (
+  step: PlanStepWire,
+  index: number,
+  ast: AST.AST
+): Effect.Effect<StepInput, ParseResult.ParseIssue> =>
   Effect.gen(function*() {
     const at = <A>(field: string, result: Either.Either<A, ParseResult.ParseIssue>) =>
       Either.mapLeft(result, (issue) => new ParseResult.Pointer(["steps", index, field], step, issue))

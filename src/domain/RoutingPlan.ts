@@ -113,7 +113,7 @@ export const referencedStepIds = (parameters: JsonObject): ReadonlySet<string> =
   while (pending.length > 0) {
     const value = pending.pop()!
     if (typeof value === "string") {
-      if (value.includes("{{")) for (const m of value.matchAll(referencePattern())) out.add(m[1]!)
+      if (value.includes("{{")) { for (const m of value.matchAll(referencePattern())) out.add(m[1]!) }
     } else if (Array.isArray(value)) {
       for (const v of value) pending.push(v)
     } else if (value !== null && typeof value === "object") {
@@ -193,7 +193,9 @@ const directPlan = (u: unknown): RoutingPlan | undefined => {
     if (step === undefined) return undefined
     steps.push(step)
   }
-  return "reasoning" in u && typeof u.reasoning === "string" ? { steps, terminal, reasoning: u.reasoning } : { steps, terminal }
+  return "reasoning" in u && typeof u.reasoning === "string"
+    ? { steps, terminal, reasoning: u.reasoning }
+    : { steps, terminal }
 }
 
 const decodeTextBySchema = Schema.decodeEither(Schema.parseJson(RoutingPlan))

@@ -32,7 +32,14 @@ import { EnrichmentActivityCoordination, type PipelineContext } from "../domain/
 import type { Hook } from "../pipeline/Hook.js"
 import * as RequestScope from "../runtime/RequestScope.js"
 import { type ActivitySignal, ActivityStore, type Announcement } from "../stores/ActivityStore.js"
-import { type OwnerConfig, register, type Registry, report, reportCleanup, startRenewal } from "./internal/activityOwner.js"
+import {
+  type OwnerConfig,
+  register,
+  type Registry,
+  report,
+  reportCleanup,
+  startRenewal
+} from "./internal/activityOwner.js"
 
 export { CleanupEffectId, RenewalEffectId } from "./internal/activityOwner.js"
 
@@ -180,7 +187,6 @@ export const render = (domain: string, signals: ReadonlyArray<ActivitySignal>): 
     ...signals.map((s) => `- ${s.agent} (request ${s.requestId}): ${s.summary}`)
   ].join("\n")
 
-
 /**
  * Builds the announcement and cleanup hooks (they share who owns which
  * request's signal). Register both, announcement first; provide an
@@ -312,7 +318,10 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
         const signalId = signalIdFor(agent, context.requestId)
         const started = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const removal = yield* Effect.either(Effect.uninterruptible(store.remove(signalId)))
-        yield* reportCleanup(signalId, removal, started, { mode: "direct", summary: "removal submitted after synthesis" })
+        yield* reportCleanup(signalId, removal, started, {
+          mode: "direct",
+          summary: "removal submitted after synthesis"
+        })
         return response
       })
 

@@ -6,12 +6,21 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
-import type { ExecutionResults, StageRequest } from "./Hook.js"
-import type * as Hook from "./Hook.js"
 import type { HookFailed } from "../domain/PipelineError.js"
-import { type Detach, dependencyFailed, failedClosed, guarded, type Inflight, syncOnly, type InvocationSpec, invoke } from "../runtime/internal/invoke.js"
+import {
+  dependencyFailed,
+  type Detach,
+  failedClosed,
+  guarded,
+  type Inflight,
+  type InvocationSpec,
+  invoke,
+  syncOnly
+} from "../runtime/internal/invoke.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
+import type { ExecutionResults, StageRequest } from "./Hook.js"
+import type * as Hook from "./Hook.js"
 
 /**
  * The stage service.
@@ -113,39 +122,39 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
   // Defined once per stage, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds none in flight.
   const body = Effect.fnUntraced(function*(request: StageRequest, results: ExecutionResults, inflight: Inflight) {
-        // Observe-only: every hook sees the same frozen copy.
-        const view = snapshot(results)
-        const completed: Array<boolean> = []
-        for (let sequence = 0; sequence < participants.length; sequence++) {
-          const participant = participants[sequence]!
-          const { handler, id: hookName } = participant
-          const spec: InvocationSpec<void> = {
-            point: "after_execution",
-            hookName,
-            spanName: participant.spanName,
-            metricLabels: participant.metricLabels,
-            sequence,
-            recorder: request.recorder,
-            inflight,
-            failure: participant.failure,
-            execution: participant.execution,
-            limit: participant.limit,
-            detach,
-            call: () => handler(request.context, view),
-            plain: participant.plain === undefined ? undefined : () => participant.plain?.(request.context, view),
-            accept: () => ({ _tag: "Accept", value: undefined })
-          }
-          const skip = skipped(participant, participants, completed, spec, dependencyFailed)
-          if (skip !== undefined) {
-            yield* skip
-            continue
-          }
-          const result = yield* invoke(spec)
-          completed[sequence] = result._tag !== "Rejected"
-          if (result._tag === "Rejected" && participant.failure === "fail_closed") {
-            return yield* Effect.fail(failedClosed(spec, result))
-          }
-        }
+    // Observe-only: every hook sees the same frozen copy.
+    const view = snapshot(results)
+    const completed: Array<boolean> = []
+    for (let sequence = 0; sequence < participants.length; sequence++) {
+      const participant = participants[sequence]!
+      const { handler, id: hookName } = participant
+      const spec: InvocationSpec<void> = {
+        point: "after_execution",
+        hookName,
+        spanName: participant.spanName,
+        metricLabels: participant.metricLabels,
+        sequence,
+        recorder: request.recorder,
+        inflight,
+        failure: participant.failure,
+        execution: participant.execution,
+        limit: participant.limit,
+        detach,
+        call: () => handler(request.context, view),
+        plain: participant.plain === undefined ? undefined : () => participant.plain?.(request.context, view),
+        accept: () => ({ _tag: "Accept", value: undefined })
+      }
+      const skip = skipped(participant, participants, completed, spec, dependencyFailed)
+      if (skip !== undefined) {
+        yield* skip
+        continue
+      }
+      const result = yield* invoke(spec)
+      completed[sequence] = result._tag !== "Rejected"
+      if (result._tag === "Rejected" && participant.failure === "fail_closed") {
+        return yield* Effect.fail(failedClosed(spec, result))
+      }
+    }
   })
   // Sync-only points run without an exit hook while spans are not collected.
   const sync = syncOnly(participants)

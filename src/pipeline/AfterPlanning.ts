@@ -21,27 +21,27 @@
  * @since 0.1.0
  */
 import { Context, Effect, Either } from "effect"
-import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
-import type * as Hook from "./Hook.js"
+import * as Json from "../domain/Json.js"
+import { type HookFailed, RequiredAfterPlanningError } from "../domain/PipelineError.js"
+import * as PlanValidation from "../domain/PlanValidation.js"
+import type { RoutingPlan } from "../domain/RoutingPlan.js"
 import { allows } from "../runtime/Capability.js"
 import {
   dependencyFailed,
   failedClosed,
   guarded,
   type Inflight,
-  syncOnly,
   type InvocationSpec,
   invoke,
+  syncOnly,
   undeclaredContribution,
   type Verdict
 } from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
-import * as Json from "../domain/Json.js"
-import { type HookFailed, RequiredAfterPlanningError } from "../domain/PipelineError.js"
-import * as PlanValidation from "../domain/PlanValidation.js"
-import type { RoutingPlan } from "../domain/RoutingPlan.js"
+import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
+import type * as Hook from "./Hook.js"
 
 /**
  * The stage service.
@@ -188,103 +188,112 @@ export const make = (
     // resume); `undefined` runs them all.
     only: number | undefined
   ) {
-        let current = plan
-        // On an approved plan, the hooks that made it all completed back then.
-        const completed: Array<boolean> = only === undefined ? [] : participants.map(() => true)
-        const end = only === undefined ? participants.length : only + 1
-        for (let sequence = only ?? 0; sequence < end; sequence++) {
-          const participant = participants[sequence]!
-          const { grant, handler, id: hookName } = participant
-          const required = hookName === requiredId
-          const onError = failureDecision(participant.failure, "hook_error")
-          const last = current
-          const accepted = (value: RoutingPlan, changed: boolean): Verdict<RoutingPlan> => ({
-            _tag: "Accept",
-            value,
-            decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
-            contribution: changed ? value : undefined
-          })
-          const spec: PhaseSpec = {
-            point: "after_planning",
-            hookName,
-            spanName: participant.spanName,
-            metricLabels: participant.metricLabels,
-            sequence,
-            phase: info.phase,
-            recorder: request.recorder,
-            inflight,
-            failure: participant.failure,
-            execution: participant.execution,
-            limit: participant.limit,
-            // The hook gets its private copy of the last valid plan.
-            call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
-            plain: participant.plain === undefined
-              ? undefined
-              : () => participant.plain?.(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
-            accept: (value): Verdict<RoutingPlan> => {
-              // The common case — the plan handed back as it was given — needs
-              // no decoding or revalidation; it is recorded exactly as an
-              // unchanged revalidated plan is below (no contribution). It
-              // goes on as `last`, not the copy the hook may still hold.
-              // A hostile value (a Proxy whose traps throw) is simply not
-              // identical: validation below reads it once, safely.
-              if (isIdentical(value, last)) return accepted(last, false)
-              if (value === undefined || value === null || typeof value !== "object") {
-                return { _tag: "Reject", error: "afterPlanning must return a routing plan", decision: onError, reason: "wrong_shape" }
-              }
-              const validated = PlanValidation.validate(value, info.validation)
-              if (Either.isLeft(validated)) {
-                return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
-              }
-              const changed = !samePlan(validated.right, last)
-              if (changed && only !== undefined) {
-                // Not what the human approved: the boundary may only accept it as it is.
-                return {
-                  _tag: "Reject",
-                  error: "changed the approved plan: a resume runs only the plan the human approved",
-                  decision: onError
-                }
-              }
-              if (changed && !allows(grant, "plan_rewrite")) {
-                return undeclaredContribution(participant.failure, "changed the plan", "plan_rewrite")
-              }
-              return accepted(validated.right, changed)
+    let current = plan
+    // On an approved plan, the hooks that made it all completed back then.
+    const completed: Array<boolean> = only === undefined ? [] : participants.map(() => true)
+    const end = only === undefined ? participants.length : only + 1
+    for (let sequence = only ?? 0; sequence < end; sequence++) {
+      const participant = participants[sequence]!
+      const { grant, handler, id: hookName } = participant
+      const required = hookName === requiredId
+      const onError = failureDecision(participant.failure, "hook_error")
+      const last = current
+      const accepted = (value: RoutingPlan, changed: boolean): Verdict<RoutingPlan> => ({
+        _tag: "Accept",
+        value,
+        decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
+        contribution: changed ? value : undefined
+      })
+      const spec: PhaseSpec = {
+        point: "after_planning",
+        hookName,
+        spanName: participant.spanName,
+        metricLabels: participant.metricLabels,
+        sequence,
+        phase: info.phase,
+        recorder: request.recorder,
+        inflight,
+        failure: participant.failure,
+        execution: participant.execution,
+        limit: participant.limit,
+        // The hook gets its private copy of the last valid plan.
+        call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
+        plain: participant.plain === undefined
+          ? undefined
+          : () =>
+            participant.plain?.(request.context, copyPlan(last), {
+              phase: info.phase,
+              priorStepIds: info.priorStepIds
+            }),
+        accept: (value): Verdict<RoutingPlan> => {
+          // The common case — the plan handed back as it was given — needs
+          // no decoding or revalidation; it is recorded exactly as an
+          // unchanged revalidated plan is below (no contribution). It
+          // goes on as `last`, not the copy the hook may still hold.
+          // A hostile value (a Proxy whose traps throw) is simply not
+          // identical: validation below reads it once, safely.
+          if (isIdentical(value, last)) return accepted(last, false)
+          if (value === undefined || value === null || typeof value !== "object") {
+            return {
+              _tag: "Reject",
+              error: "afterPlanning must return a routing plan",
+              decision: onError,
+              reason: "wrong_shape"
             }
           }
-          const skip = skipped<PhaseSpec, RequiredAfterPlanningError | HookFailed>(
-            participant,
-            participants,
-            completed,
-            spec,
-            required ? requiredUnmet : ordinaryUnmet
-          )
-          if (skip !== undefined) {
-            yield* skip
-            continue
+          const validated = PlanValidation.validate(value, info.validation)
+          if (Either.isLeft(validated)) {
+            return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
           }
-          const result = yield* invoke(spec)
-          completed[sequence] = result._tag !== "Rejected"
-          if (result._tag === "Accepted") {
-            current = result.value
-          } else if (result._tag === "Rejected") {
-            if (required) {
-              // The hook's own failure stays reachable as the cause (seed 000 §7.4).
-              return yield* Effect.fail(
-                new RequiredAfterPlanningError({
-                  hookName,
-                  phase: info.phase,
-                  detail: result.error,
-                  ...(result.cause === undefined ? {} : { cause: result.cause })
-                })
-              )
+          const changed = !samePlan(validated.right, last)
+          if (changed && only !== undefined) {
+            // Not what the human approved: the boundary may only accept it as it is.
+            return {
+              _tag: "Reject",
+              error: "changed the approved plan: a resume runs only the plan the human approved",
+              decision: onError
             }
-            if (participant.failure === "fail_closed") return yield* Effect.fail(failedClosed(spec, result))
-            yield* Effect.logWarning(`after_planning hook ${hookName} rejected; keeping the last valid plan`).pipe(
-              Effect.annotateLogs({ error: result.error.slice(0, 400) })
-            )
           }
+          if (changed && !allows(grant, "plan_rewrite")) {
+            return undeclaredContribution(participant.failure, "changed the plan", "plan_rewrite")
+          }
+          return accepted(validated.right, changed)
         }
-        return current
+      }
+      const skip = skipped<PhaseSpec, RequiredAfterPlanningError | HookFailed>(
+        participant,
+        participants,
+        completed,
+        spec,
+        required ? requiredUnmet : ordinaryUnmet
+      )
+      if (skip !== undefined) {
+        yield* skip
+        continue
+      }
+      const result = yield* invoke(spec)
+      completed[sequence] = result._tag !== "Rejected"
+      if (result._tag === "Accepted") {
+        current = result.value
+      } else if (result._tag === "Rejected") {
+        if (required) {
+          // The hook's own failure stays reachable as the cause (seed 000 §7.4).
+          return yield* Effect.fail(
+            new RequiredAfterPlanningError({
+              hookName,
+              phase: info.phase,
+              detail: result.error,
+              ...(result.cause === undefined ? {} : { cause: result.cause })
+            })
+          )
+        }
+        if (participant.failure === "fail_closed") return yield* Effect.fail(failedClosed(spec, result))
+        yield* Effect.logWarning(`after_planning hook ${hookName} rejected; keeping the last valid plan`).pipe(
+          Effect.annotateLogs({ error: result.error.slice(0, 400) })
+        )
+      }
+    }
+    return current
   })
   // Sync-only points run without an exit hook while spans are not collected.
   const sync = syncOnly(participants)
@@ -303,9 +312,13 @@ export const make = (
           // error: a `HookFailed` cannot come out of it.
           Effect.catchTag("HookFailed", (error) =>
             Effect.fail(
-              new RequiredAfterPlanningError({ hookName: error.hookName, phase: info.phase, detail: error.message, cause: error })
-            )
-          )
+              new RequiredAfterPlanningError({
+                hookName: error.hookName,
+                phase: info.phase,
+                detail: error.message,
+                cause: error
+              })
+            ))
         )
   }
 }

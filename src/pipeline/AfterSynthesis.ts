@@ -8,24 +8,24 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
-import type { StageRequest } from "./Hook.js"
-import type * as Hook from "./Hook.js"
 import type { HookFailed } from "../domain/PipelineError.js"
 import { allows } from "../runtime/Capability.js"
 import {
   dependencyFailed,
   failedClosed,
   guarded,
-  syncOnly,
   type Inflight,
   type InvocationSpec,
   invoke,
+  syncOnly,
   undeclaredContribution,
   type Verdict
 } from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
 import { skipped } from "../runtime/internal/skip.js"
 import type { Participant } from "../runtime/Subscription.js"
+import type { StageRequest } from "./Hook.js"
+import type * as Hook from "./Hook.js"
 
 /**
  * The stage service.
@@ -62,56 +62,56 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
   // Defined once per stage, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds none in flight.
   const body = Effect.fnUntraced(function*(request: StageRequest, draft: string, inflight: Inflight) {
-        let current = draft
-        const completed: Array<boolean> = []
-        for (let sequence = 0; sequence < participants.length; sequence++) {
-          const participant = participants[sequence]!
-          const { grant, handler, id: hookName, plain } = participant
-          const onError = failureDecision(participant.failure, "hook_error")
-          const input = current
-          const spec: InvocationSpec<string> = {
-            point: "after_synthesis",
-            hookName,
-            spanName: participant.spanName,
-            metricLabels: participant.metricLabels,
-            sequence,
-            recorder: request.recorder,
-            inflight,
-            failure: participant.failure,
-            execution: participant.execution,
-            limit: participant.limit,
-            call: () => handler(request.context, input),
-            plain: plain === undefined ? undefined : () => plain(request.context, input),
-            accept: (value): Verdict<string> => {
-              if (typeof value !== "string") {
-                return {
-                  _tag: "Reject",
-                  error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
-                  decision: onError,
-                  reason: "wrong_shape"
-                }
-              }
-              const changed = value !== input
-              if (changed && !allows(grant, "response_rewrite")) {
-                return undeclaredContribution(participant.failure, "rewrote the response", "response_rewrite")
-              }
-              return { _tag: "Accept", value, contribution: changed ? value : undefined }
+    let current = draft
+    const completed: Array<boolean> = []
+    for (let sequence = 0; sequence < participants.length; sequence++) {
+      const participant = participants[sequence]!
+      const { grant, handler, id: hookName, plain } = participant
+      const onError = failureDecision(participant.failure, "hook_error")
+      const input = current
+      const spec: InvocationSpec<string> = {
+        point: "after_synthesis",
+        hookName,
+        spanName: participant.spanName,
+        metricLabels: participant.metricLabels,
+        sequence,
+        recorder: request.recorder,
+        inflight,
+        failure: participant.failure,
+        execution: participant.execution,
+        limit: participant.limit,
+        call: () => handler(request.context, input),
+        plain: plain === undefined ? undefined : () => plain(request.context, input),
+        accept: (value): Verdict<string> => {
+          if (typeof value !== "string") {
+            return {
+              _tag: "Reject",
+              error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
+              decision: onError,
+              reason: "wrong_shape"
             }
           }
-          const skip = skipped(participant, participants, completed, spec, dependencyFailed)
-          if (skip !== undefined) {
-            yield* skip
-            continue
+          const changed = value !== input
+          if (changed && !allows(grant, "response_rewrite")) {
+            return undeclaredContribution(participant.failure, "rewrote the response", "response_rewrite")
           }
-          const result = yield* invoke(spec)
-          completed[sequence] = result._tag !== "Rejected"
-          if (result._tag === "Accepted") {
-            current = result.value
-          } else if (result._tag === "Rejected" && participant.failure === "fail_closed") {
-            return yield* Effect.fail(failedClosed(spec, result))
-          }
+          return { _tag: "Accept", value, contribution: changed ? value : undefined }
         }
-        return current
+      }
+      const skip = skipped(participant, participants, completed, spec, dependencyFailed)
+      if (skip !== undefined) {
+        yield* skip
+        continue
+      }
+      const result = yield* invoke(spec)
+      completed[sequence] = result._tag !== "Rejected"
+      if (result._tag === "Accepted") {
+        current = result.value
+      } else if (result._tag === "Rejected" && participant.failure === "fail_closed") {
+        return yield* Effect.fail(failedClosed(spec, result))
+      }
+    }
+    return current
   })
   // Sync-only points run without an exit hook while spans are not collected.
   const sync = syncOnly(participants)

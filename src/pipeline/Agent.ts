@@ -17,14 +17,14 @@ import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
 import * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { ExecutionRecord } from "../domain/ExecutionRecord.js"
+import type { AgentConfigError } from "../domain/PipelineError.js"
 import * as CheckpointKey from "../stores/CheckpointKey.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 import { ApprovalPolicy } from "./Approval.js"
 import { ConversationHistoryPreparer } from "./ConversationHistory.js"
 import type * as Hook from "./Hook.js"
-import { Pipeline, type PipelineOptions, layer as pipelineLayer } from "./Pipeline.js"
-import type { AgentConfigError } from "../domain/PipelineError.js"
+import { layer as pipelineLayer, Pipeline, type PipelineOptions } from "./Pipeline.js"
 import * as PipelineHooks from "./PipelineHooks.js"
 import * as Options from "./PipelineOptions.js"
 import { PromptBuilder } from "./PromptBuilder.js"
@@ -388,7 +388,8 @@ export const layerTest = <
             store.get(requestId).pipe(
               Effect.orDie,
               Effect.flatMap(Option.match({
-                onNone: () => Effect.fail(new Cause.NoSuchElementException(`no execution record for request ${requestId}`)),
+                onNone: () =>
+                  Effect.fail(new Cause.NoSuchElementException(`no execution record for request ${requestId}`)),
                 onSome: Effect.succeed
               }))
             ),

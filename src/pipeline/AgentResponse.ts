@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { PhaseRecord, ShortCircuitRecord } from "../domain/ExecutionRecord.js"
 import { Checkpoint } from "../domain/Checkpoint.js"
+import { PhaseRecord, ShortCircuitRecord } from "../domain/ExecutionRecord.js"
 import { JsonObject } from "../domain/Json.js"
 
 /**

@@ -9,7 +9,11 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
-import { EnrichmentConversationHistory, EnrichmentRAGContext, MetadataConversationTurns } from "../domain/PipelineContext.js"
+import {
+  EnrichmentConversationHistory,
+  EnrichmentRAGContext,
+  MetadataConversationTurns
+} from "../domain/PipelineContext.js"
 
 /**
  * Turns raw conversation turns into the `conversation_history` text.

@@ -15,16 +15,16 @@
  */
 import type { Duration, Effect } from "effect"
 import type * as ToolRegistry from "../ai/ToolRegistry.js"
+import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { JsonObject } from "../domain/Json.js"
 import type { Document, MemoryRecord } from "../domain/Operation.js"
+import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
+import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { Capability } from "../runtime/Capability.js"
 import type { Around, Guard, ToolOutcome, Transform } from "../runtime/OperationHooks.js"
 import type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
-import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
-import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
-import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
-import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { RequestRecorder } from "../runtime/RequestRecorder.js"
+import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
 
 /**
  * What a BeforePlanning handler returns: enrichment changes, tools for
@@ -237,11 +237,11 @@ export type Any = Hook<unknown>
  */
 export type Requirements<H> = H extends Hook<infer R> ? R : never
 
-export { background, blocking, deadline, fireAndRecord } from "../runtime/Policy.js"
-export type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
+export type { Capability } from "../runtime/Capability.js"
 export { deny, Refusal } from "../runtime/OperationHooks.js"
 export type { Finish, ToolOutcome } from "../runtime/OperationHooks.js"
-export type { Capability } from "../runtime/Capability.js"
+export { background, blocking, deadline, fireAndRecord } from "../runtime/Policy.js"
+export type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
 export { sync } from "../runtime/SyncHandler.js"
 export type { SyncHandler } from "../runtime/SyncHandler.js"
 

@@ -20,10 +20,10 @@ import {
   InvalidRequiredAfterPlanningHook
 } from "../domain/PipelineError.js"
 import { type Capability, type Grant, isCapability } from "../runtime/Capability.js"
+import type { RunLimit } from "../runtime/internal/bounded.js"
 import type { OperationHandlers } from "../runtime/OperationHooks.js"
 import { blocking, type ExecutionPolicy } from "../runtime/Policy.js"
 import * as Subscription from "../runtime/Subscription.js"
-import type { RunLimit } from "../runtime/internal/bounded.js"
 import type * as Hook from "./Hook.js"
 
 /**
@@ -117,7 +117,9 @@ const unknownKey = (key: string): string => {
       bestDistance = d
     }
   }
-  const hint = best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 4)) ? ` (did you mean "${best}"?)` : ""
+  const hint = best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 4))
+    ? ` (did you mean "${best}"?)`
+    : ""
   return `unknown key "${key}"${hint}: a hook has ${HOOK_KEYS.join(", ")}`
 }
 
@@ -128,7 +130,9 @@ const operationsProblem = (key: "around" | "guard", value: unknown): string | un
   if (value === undefined) return undefined
   if (typeof value !== "object" || value === null || Array.isArray(value)) return `${key} must be an object of handlers`
   for (const [name, handler] of Object.entries(value)) {
-    if (!(name in OPERATION_KEYS)) return `${key}.${name} is not an operation (${Object.keys(OPERATION_KEYS).join(", ")})`
+    if (!(name in OPERATION_KEYS)) {
+      return `${key}.${name} is not an operation (${Object.keys(OPERATION_KEYS).join(", ")})`
+    }
     const problem = handlerProblem(`${key}.${name}`, handler)
     if (problem !== undefined) return problem
   }
@@ -156,7 +160,9 @@ const entryProblem = (entry: unknown): string | undefined => {
   if (record.priority !== undefined && !(typeof record.priority === "number" && Number.isFinite(record.priority))) {
     return "priority must be a finite number"
   }
-  if (record.dependsOn !== undefined && !(Array.isArray(record.dependsOn) && record.dependsOn.every(Predicate.isString))) {
+  if (
+    record.dependsOn !== undefined && !(Array.isArray(record.dependsOn) && record.dependsOn.every(Predicate.isString))
+  ) {
     return "dependsOn must be an array of hook names"
   }
   if (record.enabled !== undefined && typeof record.enabled !== "boolean") return "enabled must be a boolean"
@@ -167,7 +173,7 @@ const entryProblem = (entry: unknown): string | undefined => {
     return "execution must be Hook.blocking, Hook.deadline(d), Hook.fireAndRecord or Hook.background"
   }
   if (record.failure !== undefined && record.failure !== "fail_open" && record.failure !== "fail_closed") {
-    return 'failure must be "fail_open" or "fail_closed"'
+    return "failure must be \"fail_open\" or \"fail_closed\""
   }
   if (record.capabilities !== undefined && !Array.isArray(record.capabilities)) {
     return "capabilities must be an array"
@@ -355,7 +361,9 @@ export const validate = <R = never>(
     }
     if (isRequired(hook)) {
       if (required !== undefined) {
-        return Either.left(new InvalidRequiredAfterPlanningHook({ reason: "multiple_required", hookName: hook.name, index }))
+        return Either.left(
+          new InvalidRequiredAfterPlanningHook({ reason: "multiple_required", hookName: hook.name, index })
+        )
       }
       required = hook.name
     }

@@ -16,11 +16,14 @@
 import { Context, Duration, Effect, Layer, Option, type Stream } from "effect"
 import { Inference } from "../ai/Inference.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
+import type { InvalidPipelineOptions, PipelineError } from "../domain/PipelineError.js"
+import type * as PipelineRequest from "../domain/PipelineRequest.js"
+import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
+import * as LeaseKeeper from "../runtime/LeaseKeeper.js"
 import { CheckpointKey, makeRandom } from "../stores/CheckpointKey.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
 import { ExecutionStore } from "../stores/ExecutionStore.js"
-import * as LeaseKeeper from "../runtime/LeaseKeeper.js"
 import { AfterExecution } from "./AfterExecution.js"
 import { AfterPlanning } from "./AfterPlanning.js"
 import { AfterSynthesis } from "./AfterSynthesis.js"
@@ -35,11 +38,8 @@ import { makeRequestStages } from "./internal/requestStages.js"
 import { makeResumeRequest } from "./internal/resumeRequest.js"
 import { makeStreamRequest } from "./internal/streamRequest.js"
 import { makeWorkflowRequest } from "./internal/workflowRequest.js"
-import type { InvalidPipelineOptions, PipelineError } from "../domain/PipelineError.js"
 import * as Options from "./PipelineOptions.js"
-import type * as PipelineRequest from "../domain/PipelineRequest.js"
 import * as PromptBuilder from "./PromptBuilder.js"
-import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
 import * as ShortCircuit from "./ShortCircuit.js"
 
 /**
@@ -230,4 +230,3 @@ export const layer = (options?: PipelineOptions): Layer.Layer<
   | ExecutionStore
   | CheckpointStore
 > => Layer.scoped(Pipeline, make(options))
-

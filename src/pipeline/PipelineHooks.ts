@@ -9,10 +9,11 @@
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Either, Exit, Layer, type Scope } from "effect"
-import { defaultLimit, type RunLimit } from "../runtime/internal/bounded.js"
 import { isGuardable } from "../domain/Operation.js"
+import type { HookConfigError } from "../domain/PipelineError.js"
 import * as BackgroundPool from "../runtime/BackgroundPool.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
+import { defaultLimit, type RunLimit } from "../runtime/internal/bounded.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
 import * as Operations from "../runtime/Operations.js"
 import { isSync, plainOf, sync } from "../runtime/SyncHandler.js"
@@ -22,7 +23,6 @@ import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
 import { BeforePlanning, make as makeBeforePlanning } from "./BeforePlanning.js"
 import type * as Hook from "./Hook.js"
 import { isRequired, registryOf, validate } from "./HookRegistration.js"
-import type { HookConfigError } from "../domain/PipelineError.js"
 
 /**
  * The four stage services and the hook runtime.
@@ -130,11 +130,15 @@ export const make = <R>(
     if (Either.isLeft(registry)) return yield* Effect.fail(registry.left)
     const at = registry.right.at
     const pool = yield* BackgroundPool.make(options)
-    const operations = Operations.make({
-      around: (operation) => at(`around_${operation}`),
-      guard: (operation) => (isGuardable(operation) ? at(`guard_${operation}`) : []),
-      transform: (point) => at(point)
-    }, pool.detach, limit)
+    const operations = Operations.make(
+      {
+        around: (operation) => at(`around_${operation}`),
+        guard: (operation) => (isGuardable(operation) ? at(`guard_${operation}`) : []),
+        transform: (point) => at(point)
+      },
+      pool.detach,
+      limit
+    )
     return Context.empty().pipe(
       Context.add(BeforePlanning, makeBeforePlanning(at("before_planning"))),
       Context.add(AfterPlanning, makeAfterPlanning(at("after_planning"), validated.right.find(isRequired)?.name)),

@@ -256,7 +256,12 @@ export const integerBounds = {
  * @since 0.1.0
  */
 export const durationBounds: { readonly [K in DurationOption]: DurationRange } = {
-  recordLease: { min: Duration.seconds(1), inclusive: true, max: Duration.hours(24), text: "from 1 second to 24 hours" },
+  recordLease: {
+    min: Duration.seconds(1),
+    inclusive: true,
+    max: Duration.hours(24),
+    text: "from 1 second to 24 hours"
+  },
   checkpointClaimLease: positiveUpTo(Duration.hours(24), "24 hours"),
   modelTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
   modelRetryDelay: positiveUpTo(Duration.hours(1), "1 hour"),

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Deferred, Effect } from "effect"
+import { DEFAULT_MAX_RESULT_BYTES } from "../ai/internal/toolResult.js"
 import { checkOutput, type ToolCallResult } from "../ai/ToolCalls.js"
 import type { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { StepResult } from "../domain/ExecutionRecord.js"
@@ -16,7 +17,6 @@ import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/
 import { spanned } from "../runtime/internal/spans.js"
 import { elapsedMillis } from "../runtime/internal/timing.js"
 import { unsafeRecordToolCall } from "../runtime/PipelineMetrics.js"
-import { DEFAULT_MAX_RESULT_BYTES } from "../ai/internal/toolResult.js"
 
 /**
  * Execution options.
@@ -103,9 +103,10 @@ export const execute: (
   prior: ReadonlyMap<string, StepResult>,
   options?: ExecuteOptions
 ) {
-    if (plan.steps.length === 0) return []
-    const maxResultBytes = options?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES
-    const callTool = options?.callTool ?? ((step: RoutingStep, parameters: JsonObject) =>
+  if (plan.steps.length === 0) return []
+  const maxResultBytes = options?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES
+  const callTool = options?.callTool ??
+    ((step: RoutingStep, parameters: JsonObject) =>
       tools.call(step.namespace, step.agent, step.capability, parameters, { maxResultBytes }).pipe(
         // Checked where it enters, whichever registry answered.
         Effect.flatMap((output) => checkOutput(maxResultBytes, output)),
@@ -114,30 +115,30 @@ export const execute: (
           onFailure: (failure): ToolCallResult => ({ _tag: "Failed", error: failure.message })
         })
       ))
-    // One step depends on nothing in its plan: it runs on this fiber, with
-    // no semaphore, no completion signals and no fork (a fork costs a
-    // scheduler hop before the request can go on).
-    const single = plan.steps.length === 1
-    const semaphore = single ? undefined : yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
-    const done = new Map<string, Deferred.Deferred<StepResult>>()
-    if (!single) for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>())
+  // One step depends on nothing in its plan: it runs on this fiber, with
+  // no semaphore, no completion signals and no fork (a fork costs a
+  // scheduler hop before the request can go on).
+  const single = plan.steps.length === 1
+  const semaphore = single ? undefined : yield* Effect.makeSemaphore(Math.max(1, options?.concurrency ?? 4))
+  const done = new Map<string, Deferred.Deferred<StepResult>>()
+  if (!single) { for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>()) }
 
-    const steps: StepContext = { prior, done, semaphore, callTool }
-    const runStep = (step: RoutingStep): Effect.Effect<StepResult> =>
-      stepBody(step, steps).pipe(
-        (ran) => (single ? ran : Effect.tap(ran, (result) => Deferred.succeed(done.get(step.step_id)!, result))),
-        (ran) => (options?.onStepEnd === undefined ? ran : Effect.tap(ran, options.onStepEnd)),
-        spanned("pipeline.step", {
-          captureStackTrace: false,
-          attributes: {
-            "pipeline.step.id": step.step_id,
-            "pipeline.step.tool": `${step.namespace}/${step.agent}/${step.capability}`
-          }
-        })
-      )
+  const steps: StepContext = { prior, done, semaphore, callTool }
+  const runStep = (step: RoutingStep): Effect.Effect<StepResult> =>
+    stepBody(step, steps).pipe(
+      (ran) => (single ? ran : Effect.tap(ran, (result) => Deferred.succeed(done.get(step.step_id)!, result))),
+      (ran) => (options?.onStepEnd === undefined ? ran : Effect.tap(ran, options.onStepEnd)),
+      spanned("pipeline.step", {
+        captureStackTrace: false,
+        attributes: {
+          "pipeline.step.id": step.step_id,
+          "pipeline.step.tool": `${step.namespace}/${step.agent}/${step.capability}`
+        }
+      })
+    )
 
-    if (single) return [yield* runStep(plan.steps[0]!)]
-    return yield* Effect.forEach(plan.steps, runStep, { concurrency: "unbounded" })
+  if (single) return [yield* runStep(plan.steps[0]!)]
+  return yield* Effect.forEach(plan.steps, runStep, { concurrency: "unbounded" })
 })
 
 /** What one step of a plan run reads. */
@@ -151,42 +152,43 @@ interface StepContext {
 // Defined once, not per step: a generator created per call loses its
 // optimized code whenever a full GC finds none in flight.
 const stepBody = Effect.fnUntraced(function*(step: RoutingStep, { callTool, done, prior, semaphore }: StepContext) {
-        const outputs = new Map<string, Json>()
-        const blocked: Array<string> = []
-        for (const dep of step.depends_on) {
-          const r = yield* Deferred.await(done.get(dep)!)
-          if (r.status === "succeeded") outputs.set(dep, r.output ?? null)
-          else blocked.push(dep)
-        }
-        for (const dep of step.implicit_deps) {
-          const r = prior.get(dep)
-          if (r?.status === "succeeded") outputs.set(dep, r.output ?? null)
-          else blocked.push(dep)
-        }
-        // One read of the clock service; the times themselves are read synchronously.
-        const clock = yield* Effect.clock
-        const startedAt = clock.unsafeCurrentTimeMillis()
-        const base = { step_id: step.step_id, namespace: step.namespace, agent: step.agent, capability: step.capability }
-        if (blocked.length > 0) {
-          return {
-            ...base,
-            status: "skipped",
-            error: `dependency did not succeed: ${blocked.join(", ")}`,
-            startedAt,
-            duration: 0
-          } as const
-        }
-        const parameters = resolveReferences(step.parameters, outputs)
-        const t0 = elapsedMillis(clock)
-        const outcome = yield* (semaphore === undefined ? callTool(step, parameters) : semaphore.withPermits(1)(callTool(step, parameters)))
-        const duration = elapsedMillis(clock) - t0
-        unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, toolOutcome[outcome._tag], duration)
-        switch (outcome._tag) {
-          case "Succeeded":
-            return { ...base, status: "succeeded", output: outcome.output, startedAt, duration } as const
-          case "Failed":
-            return { ...base, status: "failed", error: outcome.error, startedAt, duration } as const
-          case "Denied":
-            return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
-        }
+  const outputs = new Map<string, Json>()
+  const blocked: Array<string> = []
+  for (const dep of step.depends_on) {
+    const r = yield* Deferred.await(done.get(dep)!)
+    if (r.status === "succeeded") outputs.set(dep, r.output ?? null)
+    else blocked.push(dep)
+  }
+  for (const dep of step.implicit_deps) {
+    const r = prior.get(dep)
+    if (r?.status === "succeeded") outputs.set(dep, r.output ?? null)
+    else blocked.push(dep)
+  }
+  // One read of the clock service; the times themselves are read synchronously.
+  const clock = yield* Effect.clock
+  const startedAt = clock.unsafeCurrentTimeMillis()
+  const base = { step_id: step.step_id, namespace: step.namespace, agent: step.agent, capability: step.capability }
+  if (blocked.length > 0) {
+    return {
+      ...base,
+      status: "skipped",
+      error: `dependency did not succeed: ${blocked.join(", ")}`,
+      startedAt,
+      duration: 0
+    } as const
+  }
+  const parameters = resolveReferences(step.parameters, outputs)
+  const t0 = elapsedMillis(clock)
+  const outcome =
+    yield* (semaphore === undefined ? callTool(step, parameters) : semaphore.withPermits(1)(callTool(step, parameters)))
+  const duration = elapsedMillis(clock) - t0
+  unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, toolOutcome[outcome._tag], duration)
+  switch (outcome._tag) {
+    case "Succeeded":
+      return { ...base, status: "succeeded", output: outcome.output, startedAt, duration } as const
+    case "Failed":
+      return { ...base, status: "failed", error: outcome.error, startedAt, duration } as const
+    case "Denied":
+      return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
+  }
 })

@@ -13,18 +13,17 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
+import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
-import { neutralizeReservedTags, renderSection } from "../domain/PromptSections.js"
-import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import {
   EnrichmentActivityCoordination,
   EnrichmentConversationHistory,
   EnrichmentRAGContext,
   EnrichmentUserProfile
 } from "../domain/PipelineContext.js"
-import type { StepResult } from "../domain/ExecutionRecord.js"
+import { neutralizeReservedTags, renderSection } from "../domain/PromptSections.js"
+import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 
-export type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 export {
   escapeContent,
   neutralizeReservedTags,
@@ -34,6 +33,7 @@ export {
   ReservedSections,
   unescapeContent
 } from "../domain/PromptSections.js"
+export type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 
 /**
  * What a prompt builder receives. `enrichments` is a copy of the

@@ -9,9 +9,9 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Metric } from "effect"
+import type { HookDecision } from "../domain/ExecutionRecord.js"
 import type { JsonObject } from "../domain/Json.js"
 import type { PipelineContext } from "../domain/PipelineContext.js"
-import type { HookDecision } from "../domain/ExecutionRecord.js"
 
 /**
  * The legacy short-circuit payload: a complete answer.
@@ -200,7 +200,9 @@ export const evaluate = (legacy: unknown, decision: unknown, gate: PipelineGate)
   if (kind !== "authoritative" && kind !== "cache") {
     return contract("unknown_kind", `unknown decision kind ${kindText(kind)}`)
   }
-  if (!validPayload(shortCircuit)) return contract("missing_payload", "decision has no shortCircuit with a string response")
+  if (!validPayload(shortCircuit)) {
+    return contract("missing_payload", "decision has no shortCircuit with a string response")
+  }
   if (kind === "authoritative") {
     return {
       _tag: "Accepted",
@@ -210,7 +212,11 @@ export const evaluate = (legacy: unknown, decision: unknown, gate: PipelineGate)
     }
   }
   if (!gate.cacheReadEnabled) {
-    return { _tag: "Rejected", kind, decision: { policy: "fail_closed", action: "continue", reason: "cache_read_disabled" } }
+    return {
+      _tag: "Rejected",
+      kind,
+      decision: { policy: "fail_closed", action: "continue", reason: "cache_read_disabled" }
+    }
   }
   const against = cachedAgainst === undefined ? {} : cachedAgainst
   if (!validDimensions(against) || !dimensionsMatch(gate.cacheVary, against)) {

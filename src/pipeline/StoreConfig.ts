@@ -51,7 +51,9 @@ export const settings: Config.Config<StoreSettings> = Config.all({
   checkpointKey: Config.option(Config.redacted(CheckpointKey.configName)),
   activity: Config.option(Config.literal("memory", "sqlite", "postgres", "redis")("ACTIVITY_STORE")),
   redisUrl: Config.option(Config.redacted("REDIS_URL"))
-}).pipe(Config.map(({ activity, ...rest }) => ({ ...rest, activityBackend: Option.getOrElse(activity, () => rest.backend) })))
+}).pipe(
+  Config.map(({ activity, ...rest }) => ({ ...rest, activityBackend: Option.getOrElse(activity, () => rest.backend) }))
+)
 
 /**
  * The store Layers of an agent.
@@ -134,8 +136,10 @@ export const checkpointKeyLayer = (
  * @since 0.1.0
  */
 export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, ConfigError.ConfigError> =>
-  Effect.flatMap(storeLayers(settings), (stores) =>
-    Effect.map(checkpointKeyLayer(settings), (checkpointKey): StoreLayers => ({ ...stores, checkpointKey })))
+  Effect.flatMap(
+    storeLayers(settings),
+    (stores) => Effect.map(checkpointKeyLayer(settings), (checkpointKey): StoreLayers => ({ ...stores, checkpointKey }))
+  )
 
 const storeLayers = (
   settings: StoreSettings
@@ -203,7 +207,10 @@ const required = (value: Option.Option<Redacted.Redacted>, name: string, why: st
  */
 export const activityLayer = (
   settings: StoreSettings
-): Effect.Effect<Layer.Layer<ActivityStore.ActivityStore, ActivityStore.ActivityStoreError>, ConfigError.ConfigError> => {
+): Effect.Effect<
+  Layer.Layer<ActivityStore.ActivityStore, ActivityStore.ActivityStoreError>,
+  ConfigError.ConfigError
+> => {
   switch (settings.activityBackend) {
     case "memory":
       return Effect.succeed(ActivityStore.layerMemory)

@@ -11,8 +11,8 @@
  * @since 0.1.0
  */
 import { Clock, Effect, FiberRef, Schema } from "effect"
-import type { Json } from "../domain/Json.js"
 import { HookEffect, type HookEffectStatus } from "../domain/ExecutionRecord.js"
+import type { Json } from "../domain/Json.js"
 
 /**
  * A report was refused.
@@ -146,13 +146,19 @@ export const report = (input: HookEffectInput): Effect.Effect<void, HookEffectRe
     const effectId = typeof input?.effectId === "string" ? input.effectId : String(input?.effectId)
     if (target === undefined) {
       return Effect.fail(
-        new HookEffectReportError({ reason: "outside_hook", effectId, detail: "report called outside a hook invocation" })
+        new HookEffectReportError({
+          reason: "outside_hook",
+          effectId,
+          detail: "report called outside a hook invocation"
+        })
       )
     }
     return Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const decoded = decodeEffect(typeof input === "object" && input !== null ? strip(input, now) : input)
       if (decoded._tag === "Left") {
-        return Effect.fail(new HookEffectReportError({ reason: "invalid_effect", effectId, detail: decoded.left.message }))
+        return Effect.fail(
+          new HookEffectReportError({ reason: "invalid_effect", effectId, detail: decoded.left.message })
+        )
       }
       return target.upsert(decoded.right)
     })

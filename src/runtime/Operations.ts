@@ -24,22 +24,22 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Exit, FiberId, Scope, Stream } from "effect"
-import { TransformPoint, transformOperation } from "../domain/HookPoint.js"
+import { transformOperation, TransformPoint } from "../domain/HookPoint.js"
 import type { Call, CallRef, Coordinates, Operation, Payloads } from "../domain/Operation.js"
 import { operations } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
 import { defaultLimit, type RunLimit } from "./internal/bounded.js"
+import { flatText } from "./internal/flatText.js"
 import { makeGuarded } from "./internal/guards.js"
 import type { Detach } from "./internal/invoke.js"
+import { keepLatest } from "./internal/liveShapes.js"
 import { makeObserve, makeObserveRun } from "./internal/observers.js"
 import type { AnyAround, AnyGuard, AnyTransform, SpecOf } from "./internal/participants.js"
 import { makeTransform } from "./internal/transforms.js"
+import { withFirst } from "./internal/withFirst.js"
 import type { TransformValues } from "./OperationHooks.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 import type { Participant } from "./Subscription.js"
-import { flatText } from "./internal/flatText.js"
-import { keepLatest } from "./internal/liveShapes.js"
-import { withFirst } from "./internal/withFirst.js"
 
 /**
  * What a new run is about.
@@ -59,7 +59,8 @@ export interface CallInit<Op extends Operation> {
  *
  * @since 0.1.0
  */
-export type TransformOperation<P extends TransformPoint> = P extends "before_inference" | "after_inference" ? "inference"
+export type TransformOperation<P extends TransformPoint> = P extends "before_inference" | "after_inference" ?
+  "inference"
   : P extends "before_tool" | "after_tool" ? "tool_call"
   : P extends "before_retrieval" | "after_retrieval" ? "retrieval"
   : P extends "before_memory_load" | "after_memory_load" ? "memory_load"
@@ -187,7 +188,9 @@ const snapshotCall = <Op extends Operation>(
   clock: Clock.Clock
 ): Effect.Effect<Call<Op>> =>
   Effect.succeed(
-    request.observed ? callOf(request.operation, request.init, clock) : internalCallOf(request.operation, request.init, clock)
+    request.observed
+      ? callOf(request.operation, request.init, clock)
+      : internalCallOf(request.operation, request.init, clock)
   )
 
 /** A call's frozen snapshot: what hooks of the operation get. */
@@ -226,7 +229,14 @@ const internalCallOf = <Op extends Operation>(operation: Op, init: CallInit<Op>,
   const { coordinates, parent, payload } = init
   return parent === undefined
     ? { operation, callId, startedAt, coordinates, payload }
-    : { operation, callId, startedAt, coordinates, parent: { operation: parent.operation, callId: parent.callId }, payload }
+    : {
+      operation,
+      callId,
+      startedAt,
+      coordinates,
+      parent: { operation: parent.operation, callId: parent.callId },
+      payload
+    }
 }
 
 /**
@@ -234,7 +244,11 @@ const internalCallOf = <Op extends Operation>(operation: Op, init: CallInit<Op>,
  *
  * @since 0.1.0
  */
-export const make = (participants: OperationParticipants, detach: Detach, limit: RunLimit = defaultLimit): Operations => {
+export const make = (
+  participants: OperationParticipants,
+  detach: Detach,
+  limit: RunLimit = defaultLimit
+): Operations => {
   // Which operations any hook observes, guards or transforms: computed once,
   // so an operation nobody hooks runs its body directly.
   const observed = new Set<Operation>()
@@ -281,8 +295,10 @@ export const make = (participants: OperationParticipants, detach: Detach, limit:
     start: Effect.Effect<A, E>
   ): Effect.Effect<A, E | HookDenied, Scope.Scope> => {
     if (!observed.has(call.operation)) return start
-    return Effect.flatMap(observe(call, recorder), (ends) =>
-      Effect.zipRight(Effect.addFinalizer(ends), guarded(call, recorder, start)))
+    return Effect.flatMap(
+      observe(call, recorder),
+      (ends) => Effect.zipRight(Effect.addFinalizer(ends), guarded(call, recorder, start))
+    )
   }
 
   const runStream = <Op extends Operation, A, E, B, E2>(

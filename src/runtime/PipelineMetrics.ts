@@ -26,17 +26,51 @@
  * @since 0.1.0
  */
 import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
-import { type HookPoint, TransformPoint, transformOperation } from "../domain/HookPoint.js"
+import { type HookPoint, transformOperation, TransformPoint } from "../domain/HookPoint.js"
 import { type Operation, operations } from "../domain/Operation.js"
 
 /** Millisecond bounds from 10 µs to 2 minutes (hooks and tools are often sub-millisecond). */
 const millisecondBounds = MetricBoundaries.fromIterable([
-  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  25,
+  50,
+  100,
+  250,
+  500,
+  1_000,
+  2_500,
+  5_000,
+  10_000,
+  30_000,
+  60_000,
+  120_000
 ])
 
 /** The bucket bounds the GenAI semantic conventions advise for token counts. */
 const tokenBounds = MetricBoundaries.fromIterable([
-  1, 4, 16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 67_108_864
+  1,
+  4,
+  16,
+  64,
+  256,
+  1_024,
+  4_096,
+  16_384,
+  65_536,
+  262_144,
+  1_048_576,
+  4_194_304,
+  16_777_216,
+  67_108_864
 ])
 
 /**
@@ -170,8 +204,10 @@ const requestLabels = cacheOf(64)
 export const unsafeRecordRequest = (mode: string, outcome: RequestOutcome, durationMillis: number): void =>
   requestDuration.unsafeUpdate(
     durationMillis,
-    requestLabels(`${mode}\u0000${outcome}`, () =>
-      labels(MS, [["pipeline.mode", mode], ["pipeline.request.outcome", outcome]]))
+    requestLabels(
+      `${mode}\u0000${outcome}`,
+      () => labels(MS, [["pipeline.mode", mode], ["pipeline.request.outcome", outcome]])
+    )
   )
 
 /**
@@ -192,7 +228,9 @@ export type HookRunLabels = Readonly<Record<HookOutcome, Labels>>
 
 /** The operation of every operation point (the four stages have none). */
 const pointOperation: ReadonlyMap<string, Operation> = new Map([
-  ...operations.flatMap((operation) => [[`around_${operation}`, operation], [`guard_${operation}`, operation]] as const),
+  ...operations.flatMap((operation) =>
+    [[`around_${operation}`, operation], [`guard_${operation}`, operation]] as const
+  ),
   ...TransformPoint.literals.map((point) => [point, transformOperation[point]] as const)
 ])
 
@@ -206,7 +244,12 @@ export const hookRunLabels = (hookName: string, point: HookPoint): HookRunLabels
   const base: Array<readonly [string, string]> = [["pipeline.hook.name", hookName], ["pipeline.hook.stage", point]]
   if (operation !== undefined) base.push(["pipeline.operation", operation])
   const of = (outcome: HookOutcome) => labels(MS, [...base, ["pipeline.hook.outcome", outcome]])
-  return Object.freeze({ succeeded: of("succeeded"), failed: of("failed"), pending: of("pending"), skipped: of("skipped") })
+  return Object.freeze({
+    succeeded: of("succeeded"),
+    failed: of("failed"),
+    pending: of("pending"),
+    skipped: of("skipped")
+  })
 }
 
 /**
@@ -233,11 +276,16 @@ const toolLabels = cacheOf(4_096)
  * @since 0.1.0
  */
 export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, durationMillis: number): void => {
-  const tags = toolLabels(`${tool}\u0000${outcome}`, () =>
-    labels(CALLS, [["pipeline.tool.name", tool], ["pipeline.tool.outcome", outcome]]))
+  const tags = toolLabels(
+    `${tool}\u0000${outcome}`,
+    () => labels(CALLS, [["pipeline.tool.name", tool], ["pipeline.tool.outcome", outcome]])
+  )
   toolCalls.unsafeUpdate(1, tags)
   // The same series with its own unit.
-  toolDuration.unsafeUpdate(durationMillis, toolLabels(`${tool}\u0000${outcome}\u0000ms`, () => [...tags.slice(0, -1), MS]))
+  toolDuration.unsafeUpdate(
+    durationMillis,
+    toolLabels(`${tool}\u0000${outcome}\u0000ms`, () => [...tags.slice(0, -1), MS])
+  )
 }
 
 /**

@@ -77,7 +77,10 @@ export interface InvocationHandle extends InvocationEffects {
    */
   readonly begin: (invocation: Omit<HookInvocation, "effects">) => Effect.Effect<void>
   /** Records the run's end: appends it, or replaces the entry {@link begin} made. */
-  readonly complete: (invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>) => Effect.Effect<void>
+  readonly complete: (
+    invocation: Omit<HookInvocation, "effects">,
+    extra?: ReadonlyArray<HookEffect>
+  ) => Effect.Effect<void>
   /**
    * {@link complete}, applied now (call it only from inside a running
    * effect); returns what is left to do — writing the snapshot once the
@@ -208,7 +211,7 @@ class Invocation implements InvocationHandle {
     const { invocations } = this.log
     const slot = this.slot
     let effects = slot === undefined ? this.buffer : invocations[slot]?.effects ?? this.buffer
-    if (extra !== undefined) for (const e of extra) effects = upsertEffect(effects, e)
+    if (extra !== undefined) { for (const e of extra) effects = upsertEffect(effects, e) }
     this.open = false
     if (this.runId !== undefined) invocation.runId = this.runId
     // The caller's fresh object becomes the entry (no copy).
@@ -286,7 +289,9 @@ class Recorder implements RequestRecorder, InvocationLog {
     this.snapshot = initial
     this.persist = Effect.suspend(() => this.persistNow())
     this.flush = this.persist
-    this.flushIfChanged = Effect.suspend(() => (this.finalized || this.revision === this.written ? Effect.void : this.persist))
+    this.flushIfChanged = Effect.suspend(
+      () => (this.finalized || this.revision === this.written ? Effect.void : this.persist)
+    )
   }
 
   current(): ExecutionRecord {

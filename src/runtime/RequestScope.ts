@@ -11,9 +11,9 @@
  * @since 0.1.0
  */
 import { Effect, type Exit, FiberRef, Option, Scope } from "effect"
-import { runBounded, stop } from "./internal/bounded.js"
 import type { CallRef } from "../domain/Operation.js"
 import { currentInvocation } from "./HookEffects.js"
+import { runBounded, stop } from "./internal/bounded.js"
 import type { Operations } from "./Operations.js"
 import type { RequestRecorder } from "./RequestRecorder.js"
 
@@ -90,13 +90,18 @@ export const current: Effect.Effect<Option.Option<RequestHandle>> = Effect.map(
 export const addFinalizer = (
   finalizer: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 ): Effect.Effect<void> =>
-  Effect.flatMap(Effect.all([FiberRef.get(currentRequest), FiberRef.get(currentInvocation)]), ([handle, { current: invocation }]) =>
-    handle !== undefined
-      // The finalizer runs in whichever fiber closes the scope; it keeps the
-      // registering hook's effect reporter, so it can complete its effects.
-      ? Scope.addFinalizerExit(handle.scope, (exit) =>
-        Effect.asVoid(runBounded(Effect.suspend(() => finalizer(exit)), handle.operations.limit, invocation, () => {})))
-      : Effect.flatMap(Effect.exit(Effect.void), finalizer))
+  Effect.flatMap(
+    Effect.all([FiberRef.get(currentRequest), FiberRef.get(currentInvocation)]),
+    ([handle, { current: invocation }]) =>
+      handle !== undefined
+        // The finalizer runs in whichever fiber closes the scope; it keeps the
+        // registering hook's effect reporter, so it can complete its effects.
+        ? Scope.addFinalizerExit(handle.scope, (exit) =>
+          Effect.asVoid(
+            runBounded(Effect.suspend(() => finalizer(exit)), handle.operations.limit, invocation, () => {})
+          ))
+        : Effect.flatMap(Effect.exit(Effect.void), finalizer)
+  )
 
 /**
  * Forks `effect` into the current request: it is interrupted when the request

@@ -17,10 +17,10 @@ import { Duration, Either, Option } from "effect"
 import { type HookPoint, isObserveOnly, TransformPoint } from "../domain/HookPoint.js"
 import { InvalidHookSubscription } from "../domain/PipelineError.js"
 import type { Grant } from "./Capability.js"
-import { hookRunLabels, type HookRunLabels } from "./PipelineMetrics.js"
+import { defaultLimit, type RunLimit } from "./internal/bounded.js"
+import { type HookRunLabels, hookRunLabels } from "./PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, isDetached } from "./Policy.js"
 import { plainOf } from "./SyncHandler.js"
-import { defaultLimit, type RunLimit } from "./internal/bounded.js"
 
 /**
  * One hook's subscription, before validation. `handlers` maps each point it
@@ -91,7 +91,11 @@ export const skipReason = (
   participant: { readonly enabled: boolean; readonly after: ReadonlyArray<number> },
   completed: ReadonlyArray<boolean>
 ): "disabled" | "dependency_failed" | undefined =>
-  !participant.enabled ? "disabled" : participant.after.some((i) => completed[i] !== true) ? "dependency_failed" : undefined
+  !participant.enabled
+    ? "disabled"
+    : participant.after.some((i) => completed[i] !== true)
+    ? "dependency_failed"
+    : undefined
 
 /**
  * Why a fail-closed participant could not run: the dependencies that did
@@ -166,7 +170,8 @@ const order = <H extends { readonly [P in HookPoint]?: unknown }>(
 /** A timeout a run can honour: positive and finite. */
 const validTimeout = (input: unknown): Duration.Duration | undefined => {
   const decoded = Duration.decodeUnknown(input)
-  return Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.greaterThan(decoded.value, Duration.zero)
+  return Option.isSome(decoded) && Duration.isFinite(decoded.value) &&
+      Duration.greaterThan(decoded.value, Duration.zero)
     ? decoded.value
     : undefined
 }
@@ -216,7 +221,11 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
   const limits = new Map<string, RunLimit>()
   for (const spec of specs) {
     if (byId.has(spec.id)) {
-      return refuse("duplicate_id", spec.id, `hooks ${byId.get(spec.id)!.index} and ${spec.index} are both named "${spec.id}"`)
+      return refuse(
+        "duplicate_id",
+        spec.id,
+        `hooks ${byId.get(spec.id)!.index} and ${spec.index} are both named "${spec.id}"`
+      )
     }
     byId.set(spec.id, spec)
     const limit = limitOf(spec, defaults)
@@ -228,11 +237,15 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
     const own = pointsOf(spec)
     for (const dep of spec.dependsOn) {
       const target = byId.get(dep)
-      if (target === undefined) return refuse("missing_dependency", spec.id, `depends on "${dep}", which is not registered`)
+      if (target === undefined) {
+        return refuse("missing_dependency", spec.id, `depends on "${dep}", which is not registered`)
+      }
       if (!pointsOf(target).some((p) => own.includes(p))) {
         return refuse("missing_dependency", spec.id, `depends on "${dep}", which handles none of its points`)
       }
-      if (spec.enabled && !target.enabled) return refuse("disabled_dependency", spec.id, `depends on "${dep}", which is disabled`)
+      if (spec.enabled && !target.enabled) {
+        return refuse("disabled_dependency", spec.id, `depends on "${dep}", which is disabled`)
+      }
       if (isDetached(target.execution)) {
         return refuse(
           "policy_not_applicable",
@@ -257,7 +270,11 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
         )
       }
       if (spec.failure === "fail_closed" && point.startsWith("around_")) {
-        return refuse("policy_not_applicable", spec.id, `an ${point} observer cannot fail closed: it cannot change the outcome`)
+        return refuse(
+          "policy_not_applicable",
+          spec.id,
+          `an ${point} observer cannot fail closed: it cannot change the outcome`
+        )
       }
       const list = points.get(point)
       if (list === undefined) points.set(point, [spec])

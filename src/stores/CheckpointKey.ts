@@ -146,7 +146,10 @@ export const make = (
     const length = Redacted.value(key).length
     if (length < minimumKeyBytes) {
       return Effect.fail(
-        ConfigError.InvalidData([], `the checkpoint key (${origin}) is ${length} bytes; at least ${minimumKeyBytes} are needed`)
+        ConfigError.InvalidData(
+          [],
+          `the checkpoint key (${origin}) is ${length} bytes; at least ${minimumKeyBytes} are needed`
+        )
       )
     }
     return Effect.succeed(unsafeMake(key, origin))
@@ -339,7 +342,9 @@ export const layerFile = (file: string): Layer.Layer<CheckpointKey, ConfigError.
         )
       } else if (found.othersMode !== 0 && process.platform !== "win32") {
         yield* Effect.logWarning(
-          `the checkpoint key file ${found.path} can be read by others (mode 0${(0o600 | found.othersMode).toString(8)}); make it owner-only: chmod 600 ${found.path}`
+          `the checkpoint key file ${found.path} can be read by others (mode 0${
+            (0o600 | found.othersMode).toString(8)
+          }); make it owner-only: chmod 600 ${found.path}`
         )
       }
       const bytes = yield* Either.match(decodeKeyText(found.text), {

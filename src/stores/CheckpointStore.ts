@@ -222,8 +222,10 @@ export const makeMemory: Effect.Effect<CheckpointStore.Service> = Effect.sync(()
   const entries = new Map<string, Entry>()
   const heldBy = (entry: Entry | undefined, owner: string): entry is Entry => entry?.claim?.owner === owner
   return {
-    save: (checkpoint) => Effect.sync(() => void entries.set(checkpoint.checkpointId, { checkpoint, claim: undefined })),
-    get: (checkpointId) => Effect.sync(() => Option.map(Option.fromNullable(entries.get(checkpointId)), (e) => e.checkpoint)),
+    save: (checkpoint) =>
+      Effect.sync(() => void entries.set(checkpoint.checkpointId, { checkpoint, claim: undefined })),
+    get: (checkpointId) =>
+      Effect.sync(() => Option.map(Option.fromNullable(entries.get(checkpointId)), (e) => e.checkpoint)),
     claim: (checkpointId, { leaseFor, owner }) =>
       Effect.map(Clock.currentTimeMillis, (now): ClaimResult => {
         const entry = entries.get(checkpointId)

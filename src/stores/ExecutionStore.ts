@@ -14,8 +14,11 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope } from "effect"
-import { type ExecutionRecord, isErrorRecord, type LifecycleStatus } from "../domain/ExecutionRecord.js"
 import { id, TypeId } from "../domain/ErrorId.js"
+import { type ExecutionRecord, isErrorRecord, type LifecycleStatus } from "../domain/ExecutionRecord.js"
+import { mergeStoredEvidence } from "../domain/internal/recordMerge.js"
+import { measured } from "../domain/internal/recordSize.js"
+import { checkMemoryOptions, memoryBounds as bounds } from "./internal/memoryOptions.js"
 import {
   abandoned,
   decodeCursor,
@@ -26,9 +29,6 @@ import {
   pageSize,
   startedAtOf
 } from "./internal/recordQuery.js"
-import { mergeStoredEvidence } from "../domain/internal/recordMerge.js"
-import { checkMemoryOptions, memoryBounds as bounds } from "./internal/memoryOptions.js"
-import { measured } from "../domain/internal/recordSize.js"
 import { recordSize } from "./internal/recordSize.js"
 
 /**
@@ -423,7 +423,11 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
         if (!live(current, now)) return "missing"
         const next = f(current.record)
         if (next === undefined) return "unchanged"
-        store({ ...next, recordRevision: Math.max(current.record.recordRevision + 1, next.recordRevision) }, now, current)
+        store(
+          { ...next, recordRevision: Math.max(current.record.recordRevision + 1, next.recordRevision) },
+          now,
+          current
+        )
         return "written"
       }),
     get: (requestId) =>
@@ -481,7 +485,9 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
  * @since 0.1.0
  */
 export function makeMemory(): Effect.Effect<ExecutionStore.Service>
-export function makeMemory(options: MemoryOptions | undefined): Effect.Effect<ExecutionStore.Service, ExecutionStoreError>
+export function makeMemory(
+  options: MemoryOptions | undefined
+): Effect.Effect<ExecutionStore.Service, ExecutionStoreError>
 export function makeMemory(options?: MemoryOptions): Effect.Effect<ExecutionStore.Service, ExecutionStoreError> {
   return Effect.suspend(() =>
     Either.match(checkMemoryOptions(options), {

@@ -46,7 +46,11 @@ export declare namespace MemoryStore {
   /** @since 0.1.0 */
   export interface Service {
     /** At most `limit` records of `scope` that match `query` (all words), newest first; an empty query matches all. */
-    readonly load: (scope: string, query: string, limit: number) => Effect.Effect<ReadonlyArray<StoredRecord>, MemoryStoreError>
+    readonly load: (
+      scope: string,
+      query: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<StoredRecord>, MemoryStoreError>
     /** Stores a record in `scope`; returns its id. */
     readonly store: (scope: string, record: MemoryRecord) => Effect.Effect<string, MemoryStoreError>
   }

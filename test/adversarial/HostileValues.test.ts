@@ -23,6 +23,7 @@ import {
   type AgentResponse,
   type ExecutionRecord,
   Hook,
+  HookRuntime,
   Json,
   PipelineContext,
   PipelineError,
@@ -32,11 +33,10 @@ import {
   PlanOutput,
   PlanValidation,
   PromptBuilder,
+  RequestRecorder,
   RoutingPlan,
   ToolCalls,
-  ToolRegistry,
-  RequestRecorder,
-  HookRuntime
+  ToolRegistry
 } from "effect-agent-pipeline"
 import { stockQuote } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, untypedInput } from "../support/Harness.js"
@@ -93,7 +93,7 @@ const nested = (depth: number): Record<string, unknown> => {
 /** `depth` nested arrays as JSON text. */
 const deepArrayText = (depth: number): string => "[".repeat(depth) + "]".repeat(depth)
 /** `depth` nested objects as JSON text. */
-const deepObjectText = (depth: number): string => '{"a":'.repeat(depth) + "1" + "}".repeat(depth)
+const deepObjectText = (depth: number): string => "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)
 
 // A hole needs an array literal with an elision.
 // eslint-disable-next-line no-sparse-arrays
@@ -141,15 +141,31 @@ const hostileResults: ReadonlyArray<readonly [string, () => unknown, string]> = 
   ["a function", () => ({ f: () => 1 }), "invalid_result: result.f: a function is not a JSON value"],
   ["a symbol", () => ({ s: Symbol("x") }), "invalid_result: result.s: a symbol is not a JSON value"],
   ["a Date", () => ({ when: new Date(0) }), "invalid_result: result.when: a Date instance is not a plain JSON object"],
-  ["a class instance", () => ({ cost: new Money(1) }), "invalid_result: result.cost: a Money instance is not a plain JSON object"],
-  ["a Map as the whole result", () => new Map([["a", 1]]), "invalid_result: result: a Map instance is not a plain JSON object"],
+  [
+    "a class instance",
+    () => ({ cost: new Money(1) }),
+    "invalid_result: result.cost: a Money instance is not a plain JSON object"
+  ],
+  [
+    "a Map as the whole result",
+    () => new Map([["a", 1]]),
+    "invalid_result: result: a Map instance is not a plain JSON object"
+  ],
   ["NaN", () => ({ n: Number.NaN }), "invalid_result: result.n: NaN is not a finite number"],
-  ["Infinity in an array", () => [1, Number.POSITIVE_INFINITY], "invalid_result: result[1]: Infinity is not a finite number"],
+  [
+    "Infinity in an array",
+    () => [1, Number.POSITIVE_INFINITY],
+    "invalid_result: result[1]: Infinity is not a finite number"
+  ],
   ["undefined in an array", () => [1, undefined], "invalid_result: result[1]: undefined is not a JSON value"],
   ["a hole", withHole, "invalid_result: result[1]: a hole (a missing array element) is not a JSON value"],
   ["a throwing getter", withThrowingGetter, "invalid_result: result.boom: reading it threw: Error: getter exploded"],
   ["a Proxy whose reads throw", throwingProxy, "invalid_result: result.a: reading it threw: Error: trap exploded"],
-  ["a revoked Proxy", revokedProxy, "invalid_result: result: reading it threw: TypeError: Cannot perform 'IsArray' on a proxy that has been revoked"],
+  [
+    "a revoked Proxy",
+    revokedProxy,
+    "invalid_result: result: reading it threw: TypeError: Cannot perform 'IsArray' on a proxy that has been revoked"
+  ],
   ["JSON nested 5,000 deep", () => nested(5_000), "invalid_result: result.a.a.a"]
 ]
 
@@ -159,7 +175,10 @@ describe("hostile values: tool results are checked as JSON where they enter", ()
       Effect.gen(function*() {
         const h = yield* makeHarness({
           tools: [stockQuote, hostileTool(produce)],
-          script: { plans: [plan([hostileStep("bad", "x"), quoteStep("good")])], synthesis: (p) => `saw: ${p.includes("invalid_result")}` }
+          script: {
+            plans: [plan([hostileStep("bad", "x"), quoteStep("good")])],
+            synthesis: (p) => `saw: ${p.includes("invalid_result")}`
+          }
         })
         const response = completed(yield* h.pipeline.process({ request: "quote ACME", requestId: "hostile-tool" }))
         const [bad, good] = response.phases[0]!.steps
@@ -224,9 +243,22 @@ describe("hostile values: tool results are checked as JSON where they enter", ()
       }
       const h = yield* makeHarness({
         tools: [stockQuote],
-        hooks: [Hook.make({ name: "adds-raw", beforePlanning: () => Effect.succeed({ tools: [handWritten as unknown as ToolRegistry.ToolEntry<never>] }) })],
+        hooks: [
+          Hook.make({
+            name: "adds-raw",
+            beforePlanning: () => Effect.succeed({ tools: [handWritten as unknown as ToolRegistry.ToolEntry<never>] })
+          })
+        ],
         script: {
-          plans: [plan([{ step_id: "r1", namespace: "user-tools", agent: "raw", capability: "hostile_result", parameters: { kind: "x" } }, quoteStep("q1")])],
+          plans: [
+            plan([{
+              step_id: "r1",
+              namespace: "user-tools",
+              agent: "raw",
+              capability: "hostile_result",
+              parameters: { kind: "x" }
+            }, quoteStep("q1")])
+          ],
           synthesis: "done"
         }
       })
@@ -265,10 +297,35 @@ describe("hostile values: tool results are checked as JSON where they enter", ()
 // Tool results: property tests at the registry boundary
 // ---------------------------------------------------------------------------
 
-type Leaf = "bigint" | "function" | "symbol" | "date" | "instance" | "nan" | "infinity" | "getter" | "proxy" | "revoked" | "cycle" | "undefined" | "hole"
+type Leaf =
+  | "bigint"
+  | "function"
+  | "symbol"
+  | "date"
+  | "instance"
+  | "nan"
+  | "infinity"
+  | "getter"
+  | "proxy"
+  | "revoked"
+  | "cycle"
+  | "undefined"
+  | "hole"
 
 const leafKinds: ReadonlyArray<Leaf> = [
-  "bigint", "function", "symbol", "date", "instance", "nan", "infinity", "getter", "proxy", "revoked", "cycle", "undefined", "hole"
+  "bigint",
+  "function",
+  "symbol",
+  "date",
+  "instance",
+  "nan",
+  "infinity",
+  "getter",
+  "proxy",
+  "revoked",
+  "cycle",
+  "undefined",
+  "hole"
 ]
 
 /** What the check says about a leaf, and the extra path segment it names (a getter's or a Proxy's key). */
@@ -294,7 +351,11 @@ type Key = string | number
  * A JSON value with one hostile leaf at `path`: JSON siblings before and
  * after it at every level (so the check has to walk past valid data).
  */
-const plant = (kind: Leaf, path: ReadonlyArray<Key>, sibling: Json.Json): { readonly value: unknown; readonly path: ReadonlyArray<Key> } => {
+const plant = (
+  kind: Leaf,
+  path: ReadonlyArray<Key>,
+  sibling: Json.Json
+): { readonly value: unknown; readonly path: ReadonlyArray<Key> } => {
   // undefined and holes only exist as array elements; a cycle needs a container above it.
   const at: Array<Key> = [...path]
   if ((kind === "undefined" || kind === "hole") && typeof at[at.length - 1] !== "number") at.push(0)
@@ -343,7 +404,12 @@ const plant = (kind: Leaf, path: ReadonlyArray<Key>, sibling: Json.Json): { read
       return array
     }
     const object: Record<string, unknown> = { s0: sibling }
-    Object.defineProperty(object, key, { value: inner === root ? root : inner, enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(object, key, {
+      value: inner === root ? root : inner,
+      enumerable: true,
+      writable: true,
+      configurable: true
+    })
     object.s1 = sibling
     containers.push(object)
     return object
@@ -365,7 +431,9 @@ const keyArb: fc.Arbitrary<Key> = fc.oneof(
 
 const callEntry = (value: unknown) =>
   Effect.runSync(Effect.either(
-    ToolRegistry.entry({ namespace: "n", agent: "a", tool: Hostile, handler: () => Effect.succeed(value) }).call({ kind: "x" })
+    ToolRegistry.entry({ namespace: "n", agent: "a", tool: Hostile, handler: () => Effect.succeed(value) }).call({
+      kind: "x"
+    })
   ))
 
 describe("hostile values: tool results (property)", () => {
@@ -382,7 +450,9 @@ describe("hostile values: tool results (property)", () => {
           if (Either.isRight(result)) return
           expect(result.left.reason).toBe("invalid_result")
           const [reason] = leafReason[kind]
-          expect(result.left.message.startsWith(`invalid_result: ${Json.formatPath("result", planted.path)}: ${reason}`)).toBe(true)
+          expect(
+            result.left.message.startsWith(`invalid_result: ${Json.formatPath("result", planted.path)}: ${reason}`)
+          ).toBe(true)
         }
       ),
       { numRuns: 1000 }
@@ -537,7 +607,10 @@ describe("hostile values: stage-hook contributions are checked where they enter"
         const h = yield* makeHarness({
           hooks: [
             untyped({ name: "bad", beforePlanning: () => Effect.sync(result) }),
-            Hook.make({ name: "good", beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "from good" } }) })
+            Hook.make({
+              name: "good",
+              beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "from good" } })
+            })
           ],
           script: { plans: [plan([quoteStep("s1")])], synthesis: "the draft" }
         })
@@ -561,11 +634,22 @@ describe("hostile values: stage-hook contributions are checked where they enter"
   it.effect("hostile values: a fail-closed beforePlanning hook returning a BigInt enrichment stops the request with HookFailed reason invalid_result (its failure policy)", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [untyped({ name: "strict", failure: "fail_closed", beforePlanning: () => Effect.succeed({ enrichments: { k: 1n } }) })],
+        hooks: [
+          untyped({
+            name: "strict",
+            failure: "fail_closed",
+            beforePlanning: () => Effect.succeed({ enrichments: { k: 1n } })
+          })
+        ],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "never" }
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "q", requestId: "strict-bigint" }))
-      expect(error).toMatchObject({ _tag: "HookFailed", hookName: "strict", point: "before_planning", reason: "invalid_result" })
+      expect(error).toMatchObject({
+        _tag: "HookFailed",
+        hookName: "strict",
+        point: "before_planning",
+        reason: "invalid_result"
+      })
       expect(error.message).toContain("enrichment k is not a JSON value")
       expect(h.prompts).toEqual([])
     }))
@@ -591,11 +675,21 @@ describe("hostile values: stage-hook contributions are checked where they enter"
 
   it.effect("hostile values: an enrichment nesting exactly 256 levels (with the enrichments object) is accepted; one level more is refused", () =>
     Effect.gen(function*() {
-      const at = (depth: number) => untyped({ name: `d${depth}`, beforePlanning: () => Effect.succeed({ enrichments: { [`k${depth}`]: nested(depth) } }) })
-      const h = yield* makeHarness({ hooks: [at(255), at(256)], script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
+      const at = (depth: number) =>
+        untyped({
+          name: `d${depth}`,
+          beforePlanning: () => Effect.succeed({ enrichments: { [`k${depth}`]: nested(depth) } })
+        })
+      const h = yield* makeHarness({
+        hooks: [at(255), at(256)],
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+      })
       yield* h.pipeline.process({ request: "q", requestId: "enrich-depth" })
       const record = yield* h.record("enrich-depth")
-      expect(record.hookInvocations.map((i) => [i.name, i.outcome])).toEqual([["d255", "succeeded"], ["d256", "failed"]])
+      expect(record.hookInvocations.map((i) => [i.name, i.outcome])).toEqual([["d255", "succeeded"], [
+        "d256",
+        "failed"
+      ]])
       expect(record.hookInvocations[1]!.error).toMatch(/nest deeper than 256 levels/)
     }))
 
@@ -611,7 +705,10 @@ describe("hostile values: stage-hook contributions are checked where they enter"
       const response = completed(yield* h.pipeline.process({ request: "q", requestId: "proxy-synth" }))
       expect(response.response).toBe("the draft")
       const record = yield* h.record("proxy-synth")
-      expect(record.hookInvocations.map((i) => [i.name, i.outcome])).toEqual([["observer", "succeeded"], ["rewriter", "failed"]])
+      expect(record.hookInvocations.map((i) => [i.name, i.outcome])).toEqual([["observer", "succeeded"], [
+        "rewriter",
+        "failed"
+      ]])
       expect(record.hookInvocations[1]!.error).toBe("afterSynthesis must return a string, got object")
     }))
 })
@@ -634,7 +731,9 @@ describe("hostile values: requests", () => {
         expect(decoded.path.startsWith("metadata.x[0][0]")).toBe(true)
         expect(decoded.message.length).toBeLessThan(400)
         const processed = yield* Effect.exit(h.pipeline.process(untypedInput(body)))
-        expect(Exit.isFailure(processed) && Option.getOrUndefined(Cause.failureOption(processed.cause))).toMatchObject({ reason: "too_deep" })
+        expect(Exit.isFailure(processed) && Option.getOrUndefined(Cause.failureOption(processed.cause))).toMatchObject({
+          reason: "too_deep"
+        })
         const streamed = yield* Effect.flip(Stream.runCollect(h.pipeline.stream(untypedInput(body))))
         expect(streamed).toMatchObject({ reason: "too_deep" })
       }
@@ -642,7 +741,8 @@ describe("hostile values: requests", () => {
     }))
 
   it("hostile values: metadata nesting exactly 256 levels is accepted, 257 is too_deep (the documented limit)", () => {
-    const at = (depth: number) => Effect.runSync(Effect.either(PipelineRequest.decode({ request: "q", metadata: nested(depth) })))
+    const at = (depth: number) =>
+      Effect.runSync(Effect.either(PipelineRequest.decode({ request: "q", metadata: nested(depth) })))
     expect(PipelineRequest.MAX_METADATA_DEPTH).toBe(256)
     expect(Either.isRight(at(256))).toBe(true)
     const deeper = at(257)
@@ -680,7 +780,11 @@ describe("hostile values: requests", () => {
         throw new Error("keys exploded")
       }
     })
-    expect(refusal(noKeys)).toMatchObject({ reason: "malformed", path: "", detail: "could not be read: reading it threw: Error: keys exploded" })
+    expect(refusal(noKeys)).toMatchObject({
+      reason: "malformed",
+      path: "",
+      detail: "could not be read: reading it threw: Error: keys exploded"
+    })
     expect(refusal(revokedProxy())).toMatchObject({ reason: "malformed", path: "" })
     expect(refusal({ request: "q", metadata: revokedProxy() })).toMatchObject({ reason: "malformed", path: "metadata" })
   })
@@ -754,7 +858,9 @@ describe("hostile values: request ids (the RequestId rule)", () => {
         expect(error.detail).toMatch(detail)
         expect(error.detail.length).toBeLessThanOrEqual(300)
         const h = yield* makeHarness({ script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
-        expect(yield* Effect.flip(h.pipeline.process({ request: "q", requestId: id }))).toMatchObject({ path: "requestId" })
+        expect(yield* Effect.flip(h.pipeline.process({ request: "q", requestId: id }))).toMatchObject({
+          path: "requestId"
+        })
         expect(Schema.is(PipelineContext.RequestId)(id)).toBe(false)
         expect(() => PipelineContext.RequestId.make(id)).toThrow()
         expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
@@ -762,7 +868,19 @@ describe("hostile values: request ids (the RequestId rule)", () => {
   }
 
   it("hostile values: printable ids of any script up to 200 bytes are accepted, exactly at the limit included", () => {
-    for (const id of ["order-42", "tenant:a.b_c-1", "заказ-7", "注文-7", "a..b", ".hidden", "x".repeat(200), "€".repeat(66) + "xx", "😀".repeat(50)]) {
+    for (
+      const id of [
+        "order-42",
+        "tenant:a.b_c-1",
+        "заказ-7",
+        "注文-7",
+        "a..b",
+        ".hidden",
+        "x".repeat(200),
+        "€".repeat(66) + "xx",
+        "😀".repeat(50)
+      ]
+    ) {
       expect(PipelineContext.requestIdProblem(id)).toBeUndefined()
       const decoded = Effect.runSync(Effect.either(PipelineRequest.decode({ request: "q", requestId: id })))
       expect(Either.isRight(decoded) && decoded.right.requestId).toBe(id)
@@ -776,12 +894,18 @@ describe("hostile values: request ids (the RequestId rule)", () => {
         { disableValidation: true }
       )
       const h = yield* makeHarness({ script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
-      expect(yield* Effect.flip(h.pipeline.process(sneaky))).toMatchObject({ _tag: "InvalidRequest", path: "requestId" })
+      expect(yield* Effect.flip(h.pipeline.process(sneaky))).toMatchObject({
+        _tag: "InvalidRequest",
+        path: "requestId"
+      })
       const bigint = new PipelineRequest.PipelineRequest(
         { request: "q", metadata: { n: 1n } as unknown as Json.JsonObject },
         { disableValidation: true }
       )
-      expect(yield* Effect.flip(h.pipeline.process(bigint))).toMatchObject({ _tag: "InvalidRequest", path: "metadata.n" })
+      expect(yield* Effect.flip(h.pipeline.process(bigint))).toMatchObject({
+        _tag: "InvalidRequest",
+        path: "metadata.n"
+      })
     }))
 })
 
@@ -790,7 +914,9 @@ describe("hostile values: request ids (the RequestId rule)", () => {
 // ---------------------------------------------------------------------------
 
 const deepPlanText = (depth: number) =>
-  `{"steps":[{"step_id":"s1","namespace":"${NAMESPACE}","agent":"stock-service","capability":"stock_quote","parameters":{"symbol":"ACME","x":${deepObjectText(depth)}}}]}`
+  `{"steps":[{"step_id":"s1","namespace":"${NAMESPACE}","agent":"stock-service","capability":"stock_quote","parameters":{"symbol":"ACME","x":${
+    deepObjectText(depth)
+  }}}]}`
 
 const deepWireText = (depth: number) =>
   JSON.stringify({
@@ -824,7 +950,9 @@ describe("hostile values: plans", () => {
 
   it("hostile values: RoutingPlan.decodeText, PlanOutput and PlanFromWire refuse 100,000-deep JSON with a one-line error", () => {
     const plain = RoutingPlan.decodeTextEither(deepPlanText(100_000))
-    expect(Either.isLeft(plain) && plain.left.message).toMatch(/^the plan nests deeper than 256 levels \(at plan\.steps\[0\]\.parameters\.x\.a/)
+    expect(Either.isLeft(plain) && plain.left.message).toMatch(
+      /^the plan nests deeper than 256 levels \(at plan\.steps\[0\]\.parameters\.x\.a/
+    )
     const wire = RoutingPlan.decodeTextEither(deepWireText(100_000))
     expect(Either.isLeft(wire) && wire.left.message).toMatch(/parameters_json nests too deep/)
     const output = Schema.decodeUnknownEither(PlanOutput.PlanOutput)(JSON.parse(deepPlanText(100_000)))
@@ -839,7 +967,11 @@ describe("hostile values: plans", () => {
       const h = yield* makeHarness({ script: { plans: [], synthesis: "never" } })
       const step = quoteStep("s1")
       const plans: ReadonlyArray<readonly [string, unknown, RegExp]> = [
-        ["a getter", { steps: [{ ...step, parameters: withThrowingGetter() }] }, /could not be read \(at plan\.steps\[0\]\.parameters\.boom: reading it threw/],
+        [
+          "a getter",
+          { steps: [{ ...step, parameters: withThrowingGetter() }] },
+          /could not be read \(at plan\.steps\[0\]\.parameters\.boom: reading it threw/
+        ],
         ["a Proxy", { steps: [throwingProxy()] }, /could not be read \(at plan\.steps\[0\]\.a/],
         ["a revoked Proxy", revokedProxy(), /could not be read \(at plan: reading it threw: TypeError/],
         ["a BigInt", { steps: [{ ...step, parameters: { n: 1n } }] }, /a bigint is not a JSON value/],
@@ -847,7 +979,10 @@ describe("hostile values: plans", () => {
       ]
       for (const [label, p, detail] of plans) {
         const error = yield* Effect.flip(
-          h.pipeline.executePlanWithSynthesis({ request: "q", requestId: `wf-${label.replace(/\W/g, "")}` }, p as RoutingPlan.RoutingPlanInput)
+          h.pipeline.executePlanWithSynthesis(
+            { request: "q", requestId: `wf-${label.replace(/\W/g, "")}` },
+            p as RoutingPlan.RoutingPlanInput
+          )
         )
         expect(error).toMatchObject({ _tag: "PlanningError", reason: "invalid_plan" })
         expect(error.message).toMatch(detail)
@@ -864,7 +999,10 @@ describe("hostile values: plans", () => {
     const context = { hasTool: () => true, priorStepIds: new Set<string>() }
     const chain = PlanValidation.validate({ steps }, context)
     expect(Either.isRight(chain) && chain.right.steps.length).toBe(n)
-    const looped = PlanValidation.validate({ steps: [{ ...steps[0]!, depends_on: [`s${n - 1}`] }, ...steps.slice(1)] }, context)
+    const looped = PlanValidation.validate(
+      { steps: [{ ...steps[0]!, depends_on: [`s${n - 1}`] }, ...steps.slice(1)] },
+      context
+    )
     expect(Either.isLeft(looped) && looped.left.reason).toBe("cycle")
   })
 })
@@ -908,11 +1046,18 @@ describe("hostile values: the tool caller (ToolCalls.make) with hooks on tool ca
 })
 
 describe("hostile values: plans returned by AfterPlanning hooks", () => {
-  for (const [label, make] of [["a Proxy whose traps throw", throwingProxy], ["a revoked Proxy", revokedProxy], ["a throwing getter", withThrowingGetter]] as const) {
+  for (
+    const [label, make] of [["a Proxy whose traps throw", throwingProxy], ["a revoked Proxy", revokedProxy], [
+      "a throwing getter",
+      withThrowingGetter
+    ]] as const
+  ) {
     it.effect(`hostile values: an afterPlanning hook returning ${label} fails only that hook run (fail open: the last valid plan runs)`, () =>
       Effect.gen(function*() {
         const h = yield* makeHarness({
-          hooks: [Hook.make({ name: "hostile-plan", afterPlanning: () => Effect.succeed(make() as RoutingPlan.RoutingPlan) })],
+          hooks: [
+            Hook.make({ name: "hostile-plan", afterPlanning: () => Effect.succeed(make() as RoutingPlan.RoutingPlan) })
+          ],
           script: { plans: [plan([quoteStep("s1")])], synthesis: "draft" }
         })
         const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "hostile-plan" })
@@ -956,7 +1101,10 @@ describe("hostile values: what a hook fails with", () => {
           Hook.make({
             name: "leaky",
             beforePlanning: () =>
-              Effect.fail({ request: { url: "https://api.example", headers: { authorization: `Bearer ${secret}` }, apiKey: secret }, body: "x".repeat(50_000) })
+              Effect.fail({
+                request: { url: "https://api.example", headers: { authorization: `Bearer ${secret}` }, apiKey: secret },
+                body: "x".repeat(50_000)
+              })
           })
         ],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "draft" }

@@ -20,13 +20,24 @@
  * The last test shows the checks bite: the same surfaces of `@effect/ai`'s
  * own error, taken below the provider boundary, do contain the key.
  */
-import { randomBytes } from "node:crypto"
-import * as util from "node:util"
 import { AiError, EmbeddingModel, type LanguageModel } from "@effect/ai"
 import { OpenAiClient } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Context, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope, Stream } from "effect"
+import {
+  Cause,
+  ConfigProvider,
+  Context,
+  Effect,
+  Exit,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Redacted,
+  Scope,
+  Stream
+} from "effect"
 import {
   Agent,
   type ExecutionRecord,
@@ -39,6 +50,8 @@ import {
 } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import * as OpenAi from "effect-agent-pipeline/openai"
+import { randomBytes } from "node:crypto"
+import * as util from "node:util"
 import { allTools } from "../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../support/FakeAnthropic.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -150,7 +163,13 @@ const FAILURES = [
 ] as const
 type Failure = (typeof FAILURES)[number]
 
-const STATUS: Partial<Record<Failure, number>> = { "404": 404, "401": 401, "401 echoing the key": 401, "429": 429, "500": 500 }
+const STATUS: Partial<Record<Failure, number>> = {
+  "404": 404,
+  "401": 401,
+  "401 echoing the key": 401,
+  "429": 429,
+  "500": 500
+}
 
 /** What the server answers said, so the error's body excerpt can be found. */
 const SERVER_MESSAGE = "the fake server turned this call down"
@@ -242,7 +261,10 @@ const OPTIONS: Pipeline.PipelineOptions = {
 const agentOn = (model: Layer.Layer<LanguageModel.LanguageModel>, hooks: ReadonlyArray<Hook.Hook<never>> = []) =>
   Effect.map(
     Layer.build(Agent.layer({ model, tools: allTools, hooks, options: OPTIONS })),
-    (context) => ({ pipeline: Context.get(context, Pipeline.Pipeline), store: Context.get(context, ExecutionStore.ExecutionStore) })
+    (context) => ({
+      pipeline: Context.get(context, Pipeline.Pipeline),
+      store: Context.get(context, ExecutionStore.ExecutionStore)
+    })
   )
 
 /** What a provider error kept must still say: method, URL, status, a body excerpt — and no request header. */
@@ -341,11 +363,16 @@ for (const provider of [OPENAI, ANTHROPIC]) {
 
               if (Exit.isSuccess(exit)) {
                 // OpenAI skips stream events it cannot decode: the stream ends, empty.
-                expect(path === "streamed synthesis" && failure.endsWith("body") && provider.name === "OpenAI").toBe(true)
+                expect(path === "streamed synthesis" && failure.endsWith("body") && provider.name === "OpenAI").toBe(
+                  true
+                )
                 expectNoLeak(observed, Cause.empty, undefined, record)
                 return
               }
-              const error = Option.getOrThrowWith(Cause.failureOption(exit.cause), () => new Error(Cause.pretty(exit.cause)))
+              const error = Option.getOrThrowWith(
+                Cause.failureOption(exit.cause),
+                () => new Error(Cause.pretty(exit.cause))
+              )
               expect(error._tag).toBe(path === "planning" ? "PlanningError" : "SynthesisError")
               if ("reason" in error) expect(error.reason).toBe(failure === "timeout" ? "timed_out" : "model_failed")
               expectInformative(error, failure)
@@ -424,7 +451,8 @@ describe("leaked keys: OpenAI embeddings (OpenAi.layerEmbeddings)", () => {
 // ---------------------------------------------------------------------------
 
 describe("leaked keys: configuration", () => {
-  const env = (values: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(values))))
+  const env = (values: Record<string, string>) =>
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(values))))
 
   it.effect("leaked keys: OPENAI_API_KEY and ANTHROPIC_API_KEY are read as Redacted; the endpoints never print them", () =>
     Effect.gen(function*() {
@@ -433,14 +461,23 @@ describe("leaked keys: configuration", () => {
       for (const endpoint of [openai, anthropic]) {
         expect(Redacted.isRedacted(endpoint.apiKey)).toBe(true)
         expect(endpoint.apiKey && Redacted.value(endpoint.apiKey)).toBe(CANARY)
-        expect(leaksIn({ JSON: JSON.stringify(endpoint), inspect: inspect(endpoint), String: String(endpoint.apiKey) })).toEqual([])
+        expect(leaksIn({ JSON: JSON.stringify(endpoint), inspect: inspect(endpoint), String: String(endpoint.apiKey) }))
+          .toEqual([])
       }
     }))
 
   it.effect("leaked keys: a base URL carrying credentials is refused, and the ConfigError does not echo them", () =>
     Effect.gen(function*() {
-      for (const url of [`https://user:${CANARY}@api.example.com/v1`, `https://${CANARY}@api.example.com/v1`, `${CANARY}:not a url`]) {
-        const error = yield* Effect.flip(ModelConfig.openAiEndpoint.pipe(env({ OPENAI_BASE_URL: url, OPENAI_API_KEY: "sk-x" })))
+      for (
+        const url of [
+          `https://user:${CANARY}@api.example.com/v1`,
+          `https://${CANARY}@api.example.com/v1`,
+          `${CANARY}:not a url`
+        ]
+      ) {
+        const error = yield* Effect.flip(
+          ModelConfig.openAiEndpoint.pipe(env({ OPENAI_BASE_URL: url, OPENAI_API_KEY: "sk-x" }))
+        )
         expect(String(error)).toContain("OPENAI_BASE_URL")
         expect(leaksIn({ String: String(error), JSON: JSON.stringify(error), inspect: inspect(error) })).toEqual([])
       }

@@ -67,7 +67,11 @@ const op: FastCheck.Arbitrary<Op> = FastCheck.oneof(
     status: FastCheck.constantFrom<Status>("running", "succeeded", "failed", "succeeded"),
     draft: draft(600)
   }),
-  FastCheck.record({ kind: FastCheck.constant("grow" as const), id: FastCheck.integer({ min: 0, max: 9 }), extra: draft(400) })
+  FastCheck.record({
+    kind: FastCheck.constant("grow" as const),
+    id: FastCheck.integer({ min: 0, max: 9 }),
+    extra: draft(400)
+  })
 )
 
 const caps = FastCheck.record({
@@ -98,12 +102,16 @@ describe("memory store bounds: caps by bytes and by count", () => {
           else running.delete(requestId)
         } else {
           const result = Effect.runSync(
-            Effect.orDie(store.update(requestId, (r) => ({ ...r, finalResponse: `${r.finalResponse ?? ""}${next.extra}` })))
+            Effect.orDie(
+              store.update(requestId, (r) => ({ ...r, finalResponse: `${r.finalResponse ?? ""}${next.extra}` }))
+            )
           )
           expect(result).toBe(before.has(requestId) ? "written" : "missing")
           if (result === "written") revisions.set(next.id, (revisions.get(next.id) ?? 0) + 1)
         }
-        if (!before.has(requestId) && next.kind === "save") order = [...order.filter((id) => id !== requestId), requestId]
+        if (!before.has(requestId) && next.kind === "save") {
+          order = [...order.filter((id) => id !== requestId), requestId]
+        }
 
         const after = everything(store)
         const stored = new Map(after.map((r) => [r.requestId, r]))
@@ -135,14 +143,19 @@ describe("memory store bounds: caps by bytes and by count", () => {
         })
         const firstKept = finishedInOrder.findIndex((id) => stored.has(id))
         if (firstKept >= 0) {
-          for (const id of finishedInOrder.slice(firstKept)) expect(stored.has(id), `${id} evicted before an older one`).toBe(true)
+          for (const id of finishedInOrder.slice(firstKept)) {
+            expect(stored.has(id), `${id} evicted before an older one`).toBe(true)
+          }
         }
         // No more evicted than needed: putting back the newest record evicted now would pass a cap.
         const evicted = order.filter((id) => before.has(id) && !stored.has(id) && id !== requestId)
         const newestEvicted = evicted.at(-1)
         if (newestEvicted !== undefined) {
           const back = before.get(newestEvicted)!
-          expect(bytes + jsonBytes(back) > maxBytes || after.length + 1 > maxRecords, `${newestEvicted} evicted needlessly`).toBe(
+          expect(
+            bytes + jsonBytes(back) > maxBytes || after.length + 1 > maxRecords,
+            `${newestEvicted} evicted needlessly`
+          ).toBe(
             true
           )
         }
@@ -196,8 +209,10 @@ const construct = (options: MemoryOptions): string =>
     onRight: () => "accepted"
   })
 
-const refusedRecords = "ExecutionStoreError: execution store open failed: invalid option maxRecords: must be an integer from 1 to 10000000"
-const refusedBytes = "ExecutionStoreError: execution store open failed: invalid option maxBytes: must be an integer from 1 to 17179869184"
+const refusedRecords =
+  "ExecutionStoreError: execution store open failed: invalid option maxRecords: must be an integer from 1 to 10000000"
+const refusedBytes =
+  "ExecutionStoreError: execution store open failed: invalid option maxBytes: must be an integer from 1 to 17179869184"
 const refusedDuration = (option: string, max: string) =>
   `ExecutionStoreError: execution store open failed: invalid option ${option}: must be a positive duration of at most ${max} (a Duration, milliseconds, or a string like "5 minutes")`
 const refusedSweep = refusedDuration("sweepEvery", "24 hours or Duration.infinity")
@@ -223,9 +238,21 @@ describe("memory store bounds: options out of range fail construction with a typ
     ["sweepEvery -1", { sweepEvery: -1 }, refusedSweep],
     ["sweepEvery NaN", { sweepEvery: Number.NaN }, refusedSweep],
     ["sweepEvery 25 hours", { sweepEvery: "25 hours" }, refusedSweep],
-    ["retention.normal Infinity", { retention: { normal: Duration.infinity, error: "1 day" } }, refusedDuration("retention.normal", "3650 days")],
-    ["retention.normal 0", { retention: { normal: 0, error: "1 day" } }, refusedDuration("retention.normal", "3650 days")],
-    ["retention.error 3651 days", { retention: { normal: "1 day", error: "3651 days" } }, refusedDuration("retention.error", "3650 days")],
+    [
+      "retention.normal Infinity",
+      { retention: { normal: Duration.infinity, error: "1 day" } },
+      refusedDuration("retention.normal", "3650 days")
+    ],
+    [
+      "retention.normal 0",
+      { retention: { normal: 0, error: "1 day" } },
+      refusedDuration("retention.normal", "3650 days")
+    ],
+    [
+      "retention.error 3651 days",
+      { retention: { normal: "1 day", error: "3651 days" } },
+      refusedDuration("retention.error", "3650 days")
+    ],
     [
       "a misspelled option",
       misspelled,
@@ -233,7 +260,10 @@ describe("memory store bounds: options out of range fail construction with a typ
     ],
     ["the smallest caps", { maxRecords: 1, maxBytes: 1 }, "accepted"],
     ["the largest caps", { maxRecords: 10_000_000, maxBytes: 17_179_869_184 }, "accepted"],
-    ["the shortest and longest durations", { sweepEvery: "1 millis", retention: { normal: "1 millis", error: "3650 days" } }, "accepted"],
+    ["the shortest and longest durations", {
+      sweepEvery: "1 millis",
+      retention: { normal: "1 millis", error: "3650 days" }
+    }, "accepted"],
     ["no write-time sweep (sweepEvery Duration.infinity)", { sweepEvery: Duration.infinity }, "accepted"],
     ["no options", {}, "accepted"]
   ]

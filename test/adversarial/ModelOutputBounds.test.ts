@@ -45,14 +45,17 @@ const agent = (replies: ReadonlyArray<Flaky.Reply>, options: Pipeline.PipelineOp
       model,
       pipeline: Context.get(context, Pipeline.Pipeline),
       record: (requestId: string) =>
-        Effect.map(Effect.orDie(store.get(requestId)), (r) => Option.getOrThrowWith(r, () => new Error(`no record ${requestId}`)))
+        Effect.map(Effect.orDie(store.get(requestId)), (r) =>
+          Option.getOrThrowWith(r, () => new Error(`no record ${requestId}`)))
     }
   })
 
 const failureOf = <A>(exit: Exit.Exit<A, PipelineError.PipelineError>): PipelineError.PipelineError => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
   return Option.getOrThrowWith(
-    Exit.causeOption(exit).pipe(Option.flatMap((cause) => (cause._tag === "Fail" ? Option.some(cause.error) : Option.none()))),
+    Exit.causeOption(exit).pipe(
+      Option.flatMap((cause) => (cause._tag === "Fail" ? Option.some(cause.error) : Option.none()))
+    ),
     () => new Error("expected a typed failure")
   )
 }
@@ -66,7 +69,8 @@ const callsOf = (record: ExecutionRecord.ExecutionRecord, purpose: "planning" | 
   (record.modelCalls ?? []).filter((call) => call.purpose === purpose)
 
 /** Whether a string has a lone surrogate (half a character). */
-const hasLoneSurrogate = (text: string) => /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)
+const hasLoneSurrogate = (text: string) =>
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)
 
 describe("model output bounds: buffered answers (default limit, 1 MiB)", () => {
   it("model output bounds: the default limit is 1 MiB of UTF-8", () => {
@@ -212,7 +216,11 @@ describe("model output bounds: the policy's value is what counts (inference seam
         hookInvocations: [],
         diagnostics: []
       })
-      const request: Inference.InferenceRequest = { prompt: "q", coordinates: { requestId: "seam", phase: 1 }, recorder }
+      const request: Inference.InferenceRequest = {
+        prompt: "q",
+        coordinates: { requestId: "seam", phase: 1 },
+        recorder
+      }
       return { inference: Context.get(context, Inference.Inference), request, recorder }
     })
 
@@ -241,8 +249,13 @@ describe("model output bounds: the policy's value is what counts (inference seam
     Effect.gen(function*() {
       const s = yield* seam([Flaky.stream(["0123456789", "abcdefghij", "klm"])])
       const parts: Array<Inference.StreamPart> = []
-      const exit = yield* Effect.exit(Stream.runForEach(s.inference.stream(s.request), (part) => Effect.sync(() => parts.push(part))))
-      expect(Exit.isFailure(exit) && failureOf(exit)).toMatchObject({ _tag: "SynthesisError", reason: "output_too_large" })
+      const exit = yield* Effect.exit(
+        Stream.runForEach(s.inference.stream(s.request), (part) => Effect.sync(() => parts.push(part)))
+      )
+      expect(Exit.isFailure(exit) && failureOf(exit)).toMatchObject({
+        _tag: "SynthesisError",
+        reason: "output_too_large"
+      })
       expect(parts).toEqual([{ _tag: "Delta", text: "0123456789" }, { _tag: "Delta", text: "abcdef" }])
       expect(s.recorder.current().modelCalls?.[0]).toMatchObject({ streamed: true, output: "0123456789abcdef" })
     }))

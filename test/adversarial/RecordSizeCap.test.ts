@@ -23,7 +23,16 @@ const base = (extra: Partial<ExecutionRecord.ExecutionRecord> = {}): ExecutionRe
   lifecycle: { status: "succeeded", startedAt: 1, endedAt: 2 },
   phases: [],
   hookInvocations: [
-    { name: "audit", stage: "after_execution", outcome: "succeeded", status: "completed", sequence: 0, startedAt: 1, duration: 0, effects: [] }
+    {
+      name: "audit",
+      stage: "after_execution",
+      outcome: "succeeded",
+      status: "completed",
+      sequence: 0,
+      startedAt: 1,
+      duration: 0,
+      effects: []
+    }
   ],
   diagnostics: [],
   ...extra
@@ -121,7 +130,9 @@ describe("unbounded sizes: the record size cap", () => {
 describe("unbounded sizes: measuring a record", () => {
   it.effect("unbounded sizes: property — a record's measured size is the UTF-8 size of its JSON text (no escapes in it), multi-byte text and whole numbers included; a fractional number counts at most 24 bytes", () =>
     Effect.sync(() => {
-      const text = fc.array(fc.constantFrom("a", "Z", "é", "ß", "漢", "😀", " ", "-", "_"), { maxLength: 80 }).map((cs) => cs.join(""))
+      const text = fc.array(fc.constantFrom("a", "Z", "é", "ß", "漢", "😀", " ", "-", "_"), { maxLength: 80 }).map((
+        cs
+      ) => cs.join(""))
       const { value } = fc.letrec((tie) => ({
         value: fc.oneof(
           { depthSize: "small" },
@@ -137,7 +148,10 @@ describe("unbounded sizes: measuring a record", () => {
       }))
       fc.assert(
         fc.property(value, text, (output, draft) => {
-          const record = base({ rawDraft: draft, phases: [{ phase: 1, plan: { steps: [], terminal: true }, steps: [step("s1", output)] }] })
+          const record = base({
+            rawDraft: draft,
+            phases: [{ phase: 1, plan: { steps: [], terminal: true }, steps: [step("s1", output)] }]
+          })
           // A fresh object each time: nothing remembered.
           const fitted = fitRecord({ ...record }, 0)
           const measured = Number(/record truncated: (\d+) bytes/.exec(fitted.diagnostics.at(-1) ?? "")?.[1]) + 0

@@ -16,7 +16,6 @@ import {
   ToolRegistry
 } from "effect-agent-pipeline"
 import { allTools, NAMESPACE, StockQuote } from "../../examples/shared/DemoTools.js"
-import { makeHarness, plan, quoteStep } from "../support/Harness.js"
 import {
   awaitRecord,
   buildAgent,
@@ -27,6 +26,7 @@ import {
   untilSleeping,
   untypedHook
 } from "../runtime/SubscriptionsSupport.js"
+import { makeHarness, plan, quoteStep } from "../support/Harness.js"
 
 /** A gate as a JavaScript caller could return it: its shape is not checked. */
 const untypedGate = (gate: unknown): ShortCircuit.PipelineGate => gate as ShortCircuit.PipelineGate
@@ -79,7 +79,11 @@ describe("runtime semantics: guards and dependencies", () => {
       const { runs, tools } = countingQuotes()
       const h = yield* makeHarness({
         hooks: [
-          Hook.make({ name: "lookup", failure: "fail_open", guard: { toolCall: () => Effect.fail(new Error("down")) } }),
+          Hook.make({
+            name: "lookup",
+            failure: "fail_open",
+            guard: { toolCall: () => Effect.fail(new Error("down")) }
+          }),
           Hook.make({
             name: "advice",
             failure: "fail_open",
@@ -136,7 +140,10 @@ describe("runtime semantics: an abandoned stream is canceled", () => {
             }
           })
         )
-      const h = yield* makeHarness({ hooks: [Hook.make({ name: "watch", around: { request: observe, inference: observe } })], script })
+      const h = yield* makeHarness({
+        hooks: [Hook.make({ name: "watch", around: { request: observe, inference: observe } })],
+        script
+      })
       yield* Stream.runDrain(h.pipeline.stream({ request: "quote ACME", requestId: "read-all" }))
       expect(outcomes.sort()).toEqual(["inference:completed", "request:completed"])
       expect((yield* h.record("read-all")).lifecycle?.status).toBe("succeeded")
@@ -235,7 +242,7 @@ describe("runtime semantics: registration refuses what it cannot honour", () => 
       if (Either.isRight(validated)) return expect.unreachable("a misspelled key was accepted")
       expect(validated.left._tag).toBe("InvalidOrchestratorConfig")
       expect(validated.left._tag === "InvalidOrchestratorConfig" && validated.left.index).toBe(1)
-      expect(validated.left.message).toContain('unknown key "beforePlaning" (did you mean "beforePlanning"?)')
+      expect(validated.left.message).toContain("unknown key \"beforePlaning\" (did you mean \"beforePlanning\"?)")
       const error = yield* Effect.flip(makeHarness({ hooks: [hook] }))
       expect(error._tag).toBe("InvalidOrchestratorConfig")
     }))
@@ -248,22 +255,32 @@ describe("runtime semantics: registration refuses what it cannot honour", () => 
         Hook.make({ name: "infinite", execution: Hook.deadline(Duration.infinity), beforePlanning: () => Effect.void }),
         Hook.make({ name: "negative-timeout", timeout: -1, beforePlanning: () => Effect.void }),
         Hook.make({ name: "nan-timeout", timeout: Number.NaN, beforePlanning: () => Effect.void }),
-        Hook.make({ name: "both", timeout: "1 second", execution: Hook.deadline("2 seconds"), beforePlanning: () => Effect.void })
+        Hook.make({
+          name: "both",
+          timeout: "1 second",
+          execution: Hook.deadline("2 seconds"),
+          beforePlanning: () => Effect.void
+        })
       ]
       for (const hook of cases) {
         const validated = HookRegistration.validate([hook])
         if (Either.isRight(validated)) return expect.unreachable(`${hook.name} was accepted`)
-        expect(validated.left._tag === "InvalidHookSubscription" && [validated.left.reason, validated.left.hookName]).toEqual([
-          "policy_not_applicable",
-          hook.name
-        ])
+        expect(validated.left._tag === "InvalidHookSubscription" && [validated.left.reason, validated.left.hookName])
+          .toEqual([
+            "policy_not_applicable",
+            hook.name
+          ])
       }
     }))
 
   it.effect("rule: a positive timeout is accepted", () =>
     Effect.sync(() => {
       expect(
-        Either.isRight(HookRegistration.validate([Hook.make({ name: "ok", timeout: "5 seconds", beforePlanning: () => Effect.void })]))
+        Either.isRight(
+          HookRegistration.validate([
+            Hook.make({ name: "ok", timeout: "5 seconds", beforePlanning: () => Effect.void })
+          ])
+        )
       ).toBe(true)
     }))
 })

@@ -16,21 +16,21 @@
  *   read-only cases run in a process file modes apply to (an unprivileged
  *   user when this test runs as root).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect } from "effect"
 import { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { ExecutionStore } from "effect-agent-pipeline"
+import * as Postgres from "effect-agent-pipeline/postgres"
+import * as Sqlite from "effect-agent-pipeline/sqlite"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { ExecutionStore } from "effect-agent-pipeline"
-import * as Postgres from "effect-agent-pipeline/postgres"
-import * as Sqlite from "effect-agent-pipeline/sqlite"
-import { dropTablesNow, postgresClient, postgresUrl, uniquePrefix, unavailable } from "../support/Backends.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tablesFor } from "../../src/stores/sql/migrations.js"
+import { dropTablesNow, postgresClient, postgresUrl, unavailable, uniquePrefix } from "../support/Backends.js"
 import { start, type StartOptions, type TestProcess } from "../support/processes/ChildProcess.js"
 import type { Trial } from "../support/processes/storeStartup.js"
-import { tablesFor } from "../../src/stores/sql/migrations.js"
 
 /** The part of better-sqlite3 this test uses to read what the processes left. */
 interface Connection {
@@ -118,35 +118,45 @@ describe("store startup: processes racing on a fresh database", () => {
     await stopWorkers(workers)
     fs.rmSync(dir, { recursive: true, force: true })
     if (prefixes.length > 0) {
-      await Effect.runPromise(Effect.provide(Effect.forEach(prefixes, dropTablesNow, { discard: true }), postgresClient()))
+      await Effect.runPromise(
+        Effect.provide(Effect.forEach(prefixes, dropTablesNow, { discard: true }), postgresClient())
+      )
     }
   })
 
   const sqliteTrials = 20
-  it(`store startup: ${processes} processes opening one fresh SQLite file at once all succeed (${sqliteTrials} trials)`, async () => {
-    const outcomes = await race(
-      workers,
-      sqliteTrials,
-      (trial) => ({ sqlite: path.join(dir, `trial-${trial}`, "agent.db") }),
-      async (_trial, store) => {
-        if (!("sqlite" in store)) return ["not a SQLite trial"]
-        const db = new Database(store.sqlite, { readonly: true })
-        try {
-          const tables = tablesFor()
-          const migrations = db.prepare(`SELECT migration_id FROM ${tables.migrations} ORDER BY migration_id`).all()
-          const records = db.prepare(`SELECT request_id FROM ${tables.records}`).all()
-          const problems: Array<string> = []
-          const ids = migrations.map((m) => Number(m.migration_id))
-          if (JSON.stringify(ids) !== JSON.stringify(allMigrations)) problems.push(`migrations ${JSON.stringify(ids)}`)
-          if (records.length !== processes) problems.push(`${records.length} records, not ${processes}`)
-          return problems
-        } finally {
-          db.close()
+  it(
+    `store startup: ${processes} processes opening one fresh SQLite file at once all succeed (${sqliteTrials} trials)`,
+    async () => {
+      const outcomes = await race(
+        workers,
+        sqliteTrials,
+        (trial) => ({ sqlite: path.join(dir, `trial-${trial}`, "agent.db") }),
+        async (_trial, store) => {
+          if (!("sqlite" in store)) return ["not a SQLite trial"]
+          const db = new Database(store.sqlite, { readonly: true })
+          try {
+            const tables = tablesFor()
+            const migrations = db.prepare(`SELECT migration_id FROM ${tables.migrations} ORDER BY migration_id`).all()
+            const records = db.prepare(`SELECT request_id FROM ${tables.records}`).all()
+            const problems: Array<string> = []
+            const ids = migrations.map((m) => Number(m.migration_id))
+            if (JSON.stringify(ids) !== JSON.stringify(allMigrations)) {
+              problems.push(
+                `migrations ${JSON.stringify(ids)}`
+              )
+            }
+            if (records.length !== processes) problems.push(`${records.length} records, not ${processes}`)
+            return problems
+          } finally {
+            db.close()
+          }
         }
-      }
-    )
-    expect(summary(outcomes)).toBe(`${sqliteTrials} trials, all processes started`)
-  }, 120_000)
+      )
+      expect(summary(outcomes)).toBe(`${sqliteTrials} trials, all processes started`)
+    },
+    120_000
+  )
 
   const postgresTrials = 10
   it.skipIf(postgresSkipped !== undefined)(
@@ -173,7 +183,9 @@ describe("store startup: processes racing on a fresh database", () => {
               const records = yield* sql`SELECT request_id FROM ${sql(tables.records)}`
               const problems: Array<string> = []
               const ids = migrations.map((m) => Number(m.migration_id))
-              if (JSON.stringify(ids) !== JSON.stringify(allMigrations)) problems.push(`migrations ${JSON.stringify(ids)}`)
+              if (JSON.stringify(ids) !== JSON.stringify(allMigrations)) {
+                problems.push(`migrations ${JSON.stringify(ids)}`)
+              }
               if (records.length !== processes) problems.push(`${records.length} records, not ${processes}`)
               return problems
             }).pipe(
@@ -199,7 +211,7 @@ const unprivileged = (): { readonly options: StartOptions } | { readonly skip: s
   const nobody = 65534
   // Every folder down to the checkout must be searchable, and its files readable, by others.
   const root = fileURLToPath(new URL("../..", import.meta.url))
-  for (let at = root; ; at = path.dirname(at)) {
+  for (let at = root;; at = path.dirname(at)) {
     if ((fs.statSync(at).mode & 0o005) !== 0o005) return { skip: `running as root and ${at} is not readable by others` }
     if (path.dirname(at) === at) break
   }
@@ -207,7 +219,10 @@ const unprivileged = (): { readonly options: StartOptions } | { readonly skip: s
 }
 
 /** A migrated SQLite file with one record in it, in a fresh folder of its own (closed again). */
-const migratedFile = async (parent: string, name: string): Promise<{ readonly folder: string; readonly file: string }> => {
+const migratedFile = async (
+  parent: string,
+  name: string
+): Promise<{ readonly folder: string; readonly file: string }> => {
   const folder = path.join(parent, name)
   fs.mkdirSync(folder)
   const file = path.join(folder, "agent.db")
@@ -260,7 +275,9 @@ describe("store warnings carry the driver's cause", () => {
   const named = (name: string) => (skip === undefined ? name : `${name} (skipped: ${skip})`)
 
   it.skipIf(skip !== undefined)(
-    named("store warnings: a read-only SQLite file (chmod 444): the answer is unchanged and every warning and error says SQLITE_READONLY: attempt to write a readonly database"),
+    named(
+      "store warnings: a read-only SQLite file (chmod 444): the answer is unchanged and every warning and error says SQLITE_READONLY: attempt to write a readonly database"
+    ),
     () => {
       const event = reported.get(fileOf(cases.file444))
       expect(event?.event, JSON.stringify(event)).toBe("answered")
@@ -280,18 +297,24 @@ describe("store warnings carry the driver's cause", () => {
     () => {
       const event = reported.get(fileOf(cases.folder555))
       expect(event?.event, JSON.stringify(event)).toBe("open-failed")
-      expect(event?.message).toContain(`execution store open failed: ${fileOf(cases.folder555)}: cannot open the database:`)
+      expect(event?.message).toContain(
+        `execution store open failed: ${fileOf(cases.folder555)}: cannot open the database:`
+      )
       expect(event?.message).toMatch(/SQLITE_READONLY\w*: attempt to write a readonly database/)
     }
   )
 
   it.skipIf(skip !== undefined)(
-    named("store warnings: a fresh SQLite file in a read-only folder: opening fails with SQLITE_CANTOPEN: unable to open database file"),
+    named(
+      "store warnings: a fresh SQLite file in a read-only folder: opening fails with SQLITE_CANTOPEN: unable to open database file"
+    ),
     () => {
       const event = reported.get(fileOf(cases.fresh555))
       expect(event?.event, JSON.stringify(event)).toBe("open-failed")
       expect(event?.message).toBe(
-        `execution store open failed: ${fileOf(cases.fresh555)}: cannot open the database: SQLITE_CANTOPEN: unable to open database file`
+        `execution store open failed: ${
+          fileOf(cases.fresh555)
+        }: cannot open the database: SQLITE_CANTOPEN: unable to open database file`
       )
     }
   )
@@ -305,7 +328,9 @@ describe("store warnings carry the driver's cause", () => {
       other.exec(`CREATE TABLE ${tablesFor().records} (something_else TEXT)`)
       other.close()
       const error = await Effect.runPromise(
-        Effect.flip(Effect.scoped(Effect.provide(ExecutionStore.ExecutionStore, Sqlite.layerExecutionStore({ filename: file }))))
+        Effect.flip(
+          Effect.scoped(Effect.provide(ExecutionStore.ExecutionStore, Sqlite.layerExecutionStore({ filename: file })))
+        )
       )
       expect(error.message).toBe(
         `execution store migrate failed: Migration "1_execution_records" failed: Failed to prepare statement: SQLITE_ERROR: table "${tablesFor().records}" already exists`
@@ -330,7 +355,10 @@ describe("store warnings carry the driver's cause", () => {
       const error = await Effect.runPromise(
         Effect.flip(
           Effect.scoped(
-            Effect.provide(ExecutionStore.ExecutionStore, Postgres.layerExecutionStore({ url: "postgres://eap:eap@127.0.0.1:1/eap" }))
+            Effect.provide(
+              ExecutionStore.ExecutionStore,
+              Postgres.layerExecutionStore({ url: "postgres://eap:eap@127.0.0.1:1/eap" })
+            )
           )
         )
       )

@@ -21,12 +21,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Context, Effect, Exit, Layer, Logger, Option } from "effect"
-import { execFile } from "node:child_process"
-import * as fs from "node:fs"
-import { createRequire } from "node:module"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   Agent,
   Approval,
@@ -41,6 +35,12 @@ import {
   ToolRegistry
 } from "effect-agent-pipeline"
 import * as Sqlite from "effect-agent-pipeline/sqlite"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { ExecuteTrade, NAMESPACE, StockQuote } from "../../examples/shared/DemoTools.js"
 import type { TamperCommand, TamperMode } from "../support/processes/tamperCheckpoint.js"
 
@@ -63,7 +63,13 @@ const Database = createRequire(import.meta.url)("better-sqlite3") as new(
 // ---------------------------------------------------------------------------
 
 const quotePlan = {
-  steps: [{ step_id: "q1", namespace: NAMESPACE, agent: "stock-service", capability: "stock_quote", parameters: { symbol: "ACME" } }],
+  steps: [{
+    step_id: "q1",
+    namespace: NAMESPACE,
+    agent: "stock-service",
+    capability: "stock_quote",
+    parameters: { symbol: "ACME" }
+  }],
   terminal: true
 }
 
@@ -106,7 +112,9 @@ const makeWorld = (): World => {
         Effect.suspend(() => {
           calls.required++
           const refused = plan.steps.find((s) => s.capability === "execute_trade" || frozen.has(s.capability))
-          return refused === undefined ? Effect.succeed(plan) : Effect.fail(new Error(`${refused.capability} is not allowed`))
+          return refused === undefined
+            ? Effect.succeed(plan)
+            : Effect.fail(new Error(`${refused.capability} is not allowed`))
         })
     })
   ]
@@ -138,7 +146,10 @@ interface Services {
 }
 
 /** Builds an agent instance, runs `body` with it, and shuts it down (as a process would). */
-const withAgent = <A, E, E2>(layer: Layer.Layer<Agent.Services, E2>, body: (services: Services) => Effect.Effect<A, E>) =>
+const withAgent = <A, E, E2>(
+  layer: Layer.Layer<Agent.Services, E2>,
+  body: (services: Services) => Effect.Effect<A, E>
+) =>
   Effect.scoped(
     Effect.flatMap(Layer.build(layer), (context) =>
       body({
@@ -185,7 +196,9 @@ const storedRow = (world: World, checkpointId: string) =>
   Effect.sync(() => {
     const db = new Database(world.file, { readonly: true })
     try {
-      return db.prepare("SELECT claim_owner, length(body) AS size FROM eap_checkpoints WHERE checkpoint_id = ?").all(checkpointId)
+      return db.prepare("SELECT claim_owner, length(body) AS size FROM eap_checkpoints WHERE checkpoint_id = ?").all(
+        checkpointId
+      )
     } finally {
       db.close()
     }
@@ -248,7 +261,11 @@ describe("tampered checkpoints (issue 17, class 1): a checkpoint rewritten in th
           Effect.gen(function*() {
             const { exit, warnings } = yield* keepingWarnings(pipeline.resume(checkpoint.checkpointId, "approve"))
             const error = failureOf(exit)
-            expect(error).toMatchObject({ _tag: "CheckpointError", reason: "tampered", checkpointId: checkpoint.checkpointId })
+            expect(error).toMatchObject({
+              _tag: "CheckpointError",
+              reason: "tampered",
+              checkpointId: checkpoint.checkpointId
+            })
             expect(error.message).toContain(`checkpoint ${checkpoint.checkpointId} tampered`)
             // Nothing ran: no tool, and not even the required hook (the seal is checked first).
             expect(world.calls).toEqual({ quote: 0, trade: 0, required: source ? 2 : 1, ordinary: source ? 2 : 1 })
@@ -262,7 +279,9 @@ describe("tampered checkpoints (issue 17, class 1): a checkpoint rewritten in th
             expect(record.phases).toEqual([])
             const noted = source === undefined ? record : yield* recordOf(store, source.requestId)
             expect(noted.lifecycle?.status).toBe("suspended")
-            expect(noted.diagnostics.filter((d) => d.includes(`checkpoint ${checkpoint.checkpointId} refused (tampered)`)))
+            expect(
+              noted.diagnostics.filter((d) => d.includes(`checkpoint ${checkpoint.checkpointId} refused (tampered)`))
+            )
               .toHaveLength(1)
 
             // Still stored (for forensics), unclaimed — and refused again, whatever the decision.
@@ -299,7 +318,15 @@ describe("tampered checkpoints (issue 17, class 1): a checkpoint rewritten in th
     return Effect.gen(function*() {
       const checkpoint = yield* suspend(world, "r-race")
       // A store whose claim hands back a rewritten body (a write between `get` and `claim`).
-      const forbidden = { ...checkpoint.plan, steps: [{ ...checkpoint.plan.steps[0]!, agent: "trading-service", capability: "execute_trade", parameters: { symbol: "ACME", quantity: 1000, side: "buy" } }] }
+      const forbidden = {
+        ...checkpoint.plan,
+        steps: [{
+          ...checkpoint.plan.steps[0]!,
+          agent: "trading-service",
+          capability: "execute_trade",
+          parameters: { symbol: "ACME", quantity: 1000, side: "buy" }
+        }]
+      }
       const racing = Layer.effect(
         CheckpointStore.CheckpointStore,
         Effect.map(CheckpointStore.CheckpointStore, (inner): CheckpointStore.CheckpointStore.Service => ({
@@ -328,7 +355,10 @@ describe("tampered checkpoints (issue 17, class 1): a checkpoint rewritten in th
           expect(error).toMatchObject({ _tag: "CheckpointError", reason: "tampered" })
           expect(world.calls).toMatchObject({ quote: 0, trade: 0, required: 1 })
           // The claim it took was released.
-          expect(yield* storedRow(world, checkpoint.checkpointId)).toEqual([{ claim_owner: null, size: expect.any(Number) }])
+          expect(yield* storedRow(world, checkpoint.checkpointId)).toEqual([{
+            claim_owner: null,
+            size: expect.any(Number)
+          }])
           const record = yield* recordOf(store, "r-race")
           expect(record.lifecycle?.status).toBe("suspended")
           expect(record.diagnostics.some((d) => d.includes("refused (tampered)"))).toBe(true)
@@ -407,15 +437,33 @@ describe("tampered checkpoints: the decision is exactly approve or reject, on th
         Effect.gen(function*() {
           const before = yield* recordOf(store, "r-decision")
           // What an untyped caller can pass: the type rejects these at the call site.
-          const untyped: ReadonlyArray<unknown> = ["APPROVE", "Approve", " approve", "approved", "yes", true, 1, null, undefined, {}]
+          const untyped: ReadonlyArray<unknown> = [
+            "APPROVE",
+            "Approve",
+            " approve",
+            "approved",
+            "yes",
+            true,
+            1,
+            null,
+            undefined,
+            {}
+          ]
           for (const decision of untyped) {
             // @ts-expect-error — a JavaScript caller, or a server passing a request body through
             const error = yield* Effect.flip(pipeline.resume(checkpoint.checkpointId, decision))
-            expect(error).toMatchObject({ _tag: "CheckpointError", reason: "invalid_decision", checkpointId: checkpoint.checkpointId })
-            expect(error.message).toContain('exactly "approve" or "reject"')
+            expect(error).toMatchObject({
+              _tag: "CheckpointError",
+              reason: "invalid_decision",
+              checkpointId: checkpoint.checkpointId
+            })
+            expect(error.message).toContain("exactly \"approve\" or \"reject\"")
           }
           // Nothing was claimed, nothing ran, the record is as it was — and not rejected.
-          expect(yield* storedRow(world, checkpoint.checkpointId)).toEqual([{ claim_owner: null, size: expect.any(Number) }])
+          expect(yield* storedRow(world, checkpoint.checkpointId)).toEqual([{
+            claim_owner: null,
+            size: expect.any(Number)
+          }])
           expect(world.calls).toEqual({ quote: 0, trade: 0, required: 1, ordinary: 1 })
           const after = yield* recordOf(store, "r-decision")
           expect(after.recordRevision).toBe(before.recordRevision)
@@ -451,18 +499,27 @@ describe("tampered checkpoints: the decision is exactly approve or reject, on th
           ]
           for (const options of echoes) {
             const error = yield* Effect.flip(pipeline.resume(checkpoint.checkpointId, "approve", options))
-            expect(error).toMatchObject({ _tag: "CheckpointError", reason: "plan_mismatch", checkpointId: checkpoint.checkpointId })
+            expect(error).toMatchObject({
+              _tag: "CheckpointError",
+              reason: "plan_mismatch",
+              checkpointId: checkpoint.checkpointId
+            })
           }
           // @ts-expect-error — a JavaScript caller's number
           const numeric = yield* Effect.flip(pipeline.resume(checkpoint.checkpointId, "approve", { planDigest: 42 }))
           expect(numeric).toMatchObject({ _tag: "CheckpointError", reason: "plan_mismatch" })
           expect(world.calls).toEqual({ quote: 0, trade: 0, required: 1, ordinary: 1 })
-          expect(yield* storedRow(world, checkpoint.checkpointId)).toEqual([{ claim_owner: null, size: expect.any(Number) }])
+          expect(yield* storedRow(world, checkpoint.checkpointId)).toEqual([{
+            claim_owner: null,
+            size: expect.any(Number)
+          }])
           const record = yield* recordOf(store, "r-digest")
           expect(record.lifecycle?.status).toBe("suspended")
           expect(record.diagnostics.filter((d) => d.includes("refused (plan_mismatch)"))).toHaveLength(5)
 
-          const resumed = yield* pipeline.resume(checkpoint.checkpointId, "approve", { planDigest: checkpoint.planDigest })
+          const resumed = yield* pipeline.resume(checkpoint.checkpointId, "approve", {
+            planDigest: checkpoint.planDigest
+          })
           expect(resumed._tag).toBe("Completed")
           expect(world.calls).toMatchObject({ quote: 1, trade: 0 })
         }))
@@ -490,13 +547,18 @@ describe("tampered checkpoints: the checkpoint key", () => {
     return Effect.gen(function*() {
       expect(fs.existsSync(world.keyFile)).toBe(false)
       const infos: Array<string> = []
-      const logger = Logger.make(({ message }) => void infos.push((Array.isArray(message) ? message : [message]).map(String).join(" ")))
-      const checkpoint = yield* withAgent(configured({ plans: [quotePlan], synthesis: "unused" }), ({ pipeline }) =>
-        Effect.gen(function*() {
-          const result = yield* pipeline.process({ request: "What is ACME trading at?", requestId: "r-key" })
-          if (result._tag !== "Suspended") return yield* Effect.dieMessage("expected a suspension")
-          return result.checkpoint
-        })).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      const logger = Logger.make(({ message }) =>
+        void infos.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+      )
+      const checkpoint = yield* withAgent(
+        configured({ plans: [quotePlan], synthesis: "unused" }),
+        ({ pipeline }) =>
+          Effect.gen(function*() {
+            const result = yield* pipeline.process({ request: "What is ACME trading at?", requestId: "r-key" })
+            if (result._tag !== "Suspended") return yield* Effect.dieMessage("expected a suspension")
+            return result.checkpoint
+          })
+      ).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
 
       // Created owner-only, 32 random bytes as hex, and the log says where.
       expect(fs.statSync(world.keyFile).mode & 0o777).toBe(0o600)
@@ -515,11 +577,16 @@ describe("tampered checkpoints: the checkpoint key", () => {
       expect(world.calls).toMatchObject({ quote: 0, trade: 0 })
 
       // A second agent from the same configuration reuses the file (unchanged) and resumes it.
-      yield* withAgent(configured({ plans: [], synthesis: "ACME is at 12.5" }), ({ pipeline }) =>
-        Effect.gen(function*() {
-          const resumed = yield* pipeline.resume(checkpoint.checkpointId, "approve", { planDigest: checkpoint.planDigest })
-          expect(resumed._tag === "Completed" && resumed.response.response).toBe("ACME is at 12.5")
-        }))
+      yield* withAgent(
+        configured({ plans: [], synthesis: "ACME is at 12.5" }),
+        ({ pipeline }) =>
+          Effect.gen(function*() {
+            const resumed = yield* pipeline.resume(checkpoint.checkpointId, "approve", {
+              planDigest: checkpoint.planDigest
+            })
+            expect(resumed._tag === "Completed" && resumed.response.response).toBe("ACME is at 12.5")
+          })
+      )
       expect(world.calls).toMatchObject({ quote: 1, trade: 0 })
       expect(fs.readFileSync(world.keyFile, "utf8")).toBe(keyText)
       expect(fs.statSync(world.keyFile).mode & 0o777).toBe(0o600)
@@ -536,7 +603,10 @@ describe("tampered checkpoints: the checkpoint key", () => {
           Effect.scoped(Layer.build(Agent.layerConfig({ tools: [] }).pipe(Layer.provide(withConfig(values)))))
         )
       // A port nothing listens on: the configuration fails before any connection.
-      const missing = yield* build({ AGENT_STORE: "postgres", DATABASE_URL: "postgres://nobody:secret@127.0.0.1:1/none" })
+      const missing = yield* build({
+        AGENT_STORE: "postgres",
+        DATABASE_URL: "postgres://nobody:secret@127.0.0.1:1/none"
+      })
       expect(missing).toMatchObject({ _tag: "ConfigError", _op: "MissingData", path: ["AGENT_CHECKPOINT_KEY"] })
       expect(String(missing)).toContain("AGENT_STORE=postgres needs AGENT_CHECKPOINT_KEY")
       expect(String(missing)).toContain("same key")

@@ -35,7 +35,12 @@ const Blob = Tool.make("blob", {
 })
 
 const blobTool = (produce: (size: number) => unknown): ToolRegistry.ToolEntry<never> =>
-  ToolRegistry.entry({ namespace: NAMESPACE, agent: "blob-service", tool: Blob, handler: ({ size }) => Effect.sync(() => produce(size)) })
+  ToolRegistry.entry({
+    namespace: NAMESPACE,
+    agent: "blob-service",
+    tool: Blob,
+    handler: ({ size }) => Effect.sync(() => produce(size))
+  })
 
 const blobStep = (stepId: string, size: number) => ({
   step_id: stepId,
@@ -186,12 +191,20 @@ describe("unbounded sizes: values are measured while copied (Json.snapshot)", ()
   it.effect("unbounded sizes: an enrichment sharing one object 2^40 times fails that hook open (over maxEnrichmentBytes); the request completes", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "bomb", beforePlanning: () => Effect.succeed({ enrichments: { rag_context: sharedBomb(40) as Json.Json } }) })],
+        hooks: [
+          Hook.make({
+            name: "bomb",
+            beforePlanning: () => Effect.succeed({ enrichments: { rag_context: sharedBomb(40) as Json.Json } })
+          })
+        ],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
       })
       expect(completed(yield* h.pipeline.process({ request: "q", requestId: "enrich-bomb" })).response).toBe("done")
       const run = (yield* h.record("enrich-bomb")).hookInvocations[0]!
-      expect(run).toMatchObject({ outcome: "failed", decision: { policy: "fail_open", action: "continue", reason: "hook_error" } })
+      expect(run).toMatchObject({
+        outcome: "failed",
+        decision: { policy: "fail_open", action: "continue", reason: "hook_error" }
+      })
       expect(run.error).toBe(
         `enrichment rag_context alone is over the limit of ${MiB} bytes (PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped`
       )
@@ -204,7 +217,9 @@ describe("unbounded sizes: values are measured while copied (Json.snapshot)", ()
       { hasTool: () => true, priorStepIds: new Set() }
     )
     expect(PlanValidation.MAX_PLAN_BYTES).toBe(16 * MiB)
-    expect(Either.isLeft(refused) && refused.left.message).toBe(`invalid plan (decode): the plan is over ${16 * MiB} bytes of JSON`)
+    expect(Either.isLeft(refused) && refused.left.message).toBe(
+      `invalid plan (decode): the plan is over ${16 * MiB} bytes of JSON`
+    )
   })
 })
 
@@ -235,9 +250,13 @@ describe("unbounded sizes: every pipeline option has an upper bound", () => {
       expect(detailOf({ [option]: range.max })).toBeUndefined()
       const refused = detailOf({ [option]: Duration.sum(range.max, Duration.millis(1)) })
       expect(refused?.[0]).toBe(option)
-      expect(refused?.[1]).toBe(`must be a duration ${range.text} (a Duration, milliseconds, or a string like "5 minutes")`)
+      expect(refused?.[1]).toBe(
+        `must be a duration ${range.text} (a Duration, milliseconds, or a string like "5 minutes")`
+      )
       expect(detailOf({ [option]: "Infinity" })?.[0]).toBe(option)
-      expect(detailOf({ [option]: range.inclusive ? Duration.subtract(range.min, Duration.millis(1)) : range.min })?.[0]).toBe(option)
+      expect(
+        detailOf({ [option]: range.inclusive ? Duration.subtract(range.min, Duration.millis(1)) : range.min })?.[0]
+      ).toBe(option)
     })
   }
 

@@ -13,7 +13,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Scope, TestClock } from "effect"
 import { type AgentResponse, type ExecutionRecord, Hook, ToolRegistry } from "effect-agent-pipeline"
 import { allTools, NAMESPACE, StockQuote } from "../../examples/shared/DemoTools.js"
-import { makeHarness, plan, quoteStep } from "../support/Harness.js"
 import {
   awaitRecord,
   buildAgent,
@@ -23,6 +22,7 @@ import {
   startClosing,
   untilSleeping
 } from "../runtime/SubscriptionsSupport.js"
+import { makeHarness, plan, quoteStep } from "../support/Harness.js"
 
 const script = { plans: [plan([quoteStep("s1")])], synthesis: "draft" }
 const options = { hookTimeout: "1 second", hookGracePeriod: "100 millis" } as const
@@ -63,8 +63,11 @@ const passing = <A, E>(effect: Effect.Effect<A, E>, by: Duration.DurationInput, 
     return yield* joinWithin(fiber, "the request")
   })
 
-const onlyRun = (record: ExecutionRecord.ExecutionRecord, point: ExecutionRecord.HookInvocation["stage"], name: string) =>
-  runOf(record, point, name)
+const onlyRun = (
+  record: ExecutionRecord.ExecutionRecord,
+  point: ExecutionRecord.HookInvocation["stage"],
+  name: string
+) => runOf(record, point, name)
 
 describe("wedged hooks: every hook invocation is bounded", () => {
   it.effect("wedged hooks: a stage hook returning Effect.never times out at the pipeline's hookTimeout; fail-open carries on", () =>
@@ -83,8 +86,14 @@ describe("wedged hooks: every hook invocation is bounded", () => {
 
   it.effect("wedged hooks: without any option the default bound is 30 seconds — no hook waits forever", () =>
     Effect.gen(function*() {
-      const h = yield* makeHarness({ hooks: [Hook.make({ name: "never", afterExecution: () => Effect.never })], script })
-      const result = yield* passing(h.pipeline.process({ request: "quote ACME", requestId: "never-default" }), "30 seconds")
+      const h = yield* makeHarness({
+        hooks: [Hook.make({ name: "never", afterExecution: () => Effect.never })],
+        script
+      })
+      const result = yield* passing(
+        h.pipeline.process({ request: "quote ACME", requestId: "never-default" }),
+        "30 seconds"
+      )
       expect(text(result)).toBe("draft")
       expect(onlyRun(yield* h.record("never-default"), "after_execution", "never").error).toBe("timed out after 30s")
     }))
@@ -96,7 +105,10 @@ describe("wedged hooks: every hook invocation is bounded", () => {
         script,
         options
       })
-      const error = yield* passing(Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "never-closed" })), "1 second")
+      const error = yield* passing(
+        Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "never-closed" })),
+        "1 second"
+      )
       expect(error._tag === "HookFailed" && [error.hookName, error.reason]).toEqual(["gate", "timed_out"])
     }))
 

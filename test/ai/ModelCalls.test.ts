@@ -70,7 +70,8 @@ const agent = (setup: Setup) =>
     const pipeline = Context.get(context, Pipeline.Pipeline)
     const store = Context.get(context, ExecutionStore.ExecutionStore)
     const record = (requestId: string) =>
-      Effect.map(Effect.orDie(store.get(requestId)), (r) => Option.getOrThrowWith(r, () => new Error(`no record ${requestId}`)))
+      Effect.map(Effect.orDie(store.get(requestId)), (r) =>
+        Option.getOrThrowWith(r, () => new Error(`no record ${requestId}`)))
     return { pipeline, record, primary, fallback }
   })
 
@@ -96,7 +97,11 @@ const driven = <A, E>(effect: Effect.Effect<A, E>, by: Duration.DurationInput, s
 
 const failure = <A>(exit: Exit.Exit<A, PipelineError.PipelineError>): PipelineError.PipelineError => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  return Option.getOrThrow(Exit.causeOption(exit).pipe(Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined))))
+  return Option.getOrThrow(
+    Exit.causeOption(exit).pipe(
+      Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined))
+    )
+  )
 }
 
 describe("model calls: retries", () => {
@@ -178,7 +183,10 @@ describe("model calls: timeouts", () => {
 
   it.scoped("issue 9: a hung synthesis call is SynthesisError timed_out", () =>
     Effect.gen(function*() {
-      const a = yield* agent({ replies: [Flaky.text(NO_STEPS), Flaky.hang], options: { modelTimeout: "3 seconds", modelRetries: 0 } })
+      const a = yield* agent({
+        replies: [Flaky.text(NO_STEPS), Flaky.hang],
+        options: { modelTimeout: "3 seconds", modelRetries: 0 }
+      })
       const exit = yield* driven(a.pipeline.process({ request: "q", requestId: "hung-synth" }), "1 second")
       expect(failure(exit)).toMatchObject({ _tag: "SynthesisError", reason: "timed_out" })
     }))
@@ -341,7 +349,10 @@ describe("model calls: what the record keeps", () => {
   const run = (modelCalls: "full" | "metadata" | "off") =>
     Effect.gen(function*() {
       const a = yield* agent({
-        replies: [Flaky.text(NO_STEPS, { inputTokens: 120, outputTokens: 8 }), Flaky.text("the answer", { inputTokens: 90, outputTokens: 3 })],
+        replies: [
+          Flaky.text(NO_STEPS, { inputTokens: 120, outputTokens: 8 }),
+          Flaky.text("the answer", { inputTokens: 90, outputTokens: 3 })
+        ],
         options: { modelCalls }
       })
       completed(yield* a.pipeline.process({ request: "secret question", requestId: `keep-${modelCalls}` }))
@@ -352,9 +363,20 @@ describe("model calls: what the record keeps", () => {
     Effect.gen(function*() {
       const record = yield* run("full")
       const [planning, synthesis] = record.modelCalls ?? []
-      expect(planning).toMatchObject({ purpose: "planning", phase: 1, output: NO_STEPS, modelId: "flaky-1", usage: { inputTokens: 120, outputTokens: 8 } })
+      expect(planning).toMatchObject({
+        purpose: "planning",
+        phase: 1,
+        output: NO_STEPS,
+        modelId: "flaky-1",
+        usage: { inputTokens: 120, outputTokens: 8 }
+      })
       expect(planning?.prompt).toContain("secret question")
-      expect(synthesis).toMatchObject({ purpose: "synthesis", output: "the answer", usage: { inputTokens: 90, outputTokens: 3 }, streamed: false })
+      expect(synthesis).toMatchObject({
+        purpose: "synthesis",
+        output: "the answer",
+        usage: { inputTokens: 90, outputTokens: 3 },
+        streamed: false
+      })
       expect(typeof synthesis?.startedAt).toBe("number")
       expect(record.finalResponse).toBe("the answer")
     }))

@@ -19,13 +19,17 @@ const delayOf = (failure: ModelPolicy.ModelFailure, retry = 1) =>
 
 describe("ModelPolicy", () => {
   it("issue 9: transient failures: 408, 409, 429, 5xx, transport resets, timeouts, a provider response that does not parse", () => {
-    for (const status of [408, 409, 429, 500, 502, 503, 504, 529]) expect(ModelPolicy.isTransient(httpStatus(status))).toBe(true)
+    for (const status of [408, 409, 429, 500, 502, 503, 504, 529]) {
+      expect(ModelPolicy.isTransient(httpStatus(status))).toBe(true)
+    }
     for (const status of [400, 401, 403, 404, 422]) expect(ModelPolicy.isTransient(httpStatus(status))).toBe(false)
     expect(ModelPolicy.isTransient(reset())).toBe(true)
     expect(ModelPolicy.isTransient(new ModelPolicy.ModelTimeout({ timeoutMillis: 1 }))).toBe(true)
-    expect(ModelPolicy.isTransient(new AiError.MalformedOutput({ module: "OpenAiClient", method: "createResponse" }))).toBe(true)
+    expect(ModelPolicy.isTransient(new AiError.MalformedOutput({ module: "OpenAiClient", method: "createResponse" })))
+      .toBe(true)
     // From LanguageModel itself: the model's output is not what was asked for (re-asked, not retried).
-    expect(ModelPolicy.isTransient(new AiError.MalformedOutput({ module: "LanguageModel", method: "generateObject" }))).toBe(false)
+    expect(ModelPolicy.isTransient(new AiError.MalformedOutput({ module: "LanguageModel", method: "generateObject" })))
+      .toBe(false)
     expect(ModelPolicy.isTransient(new AiError.UnknownError({ module: "X", method: "y" }))).toBe(false)
   })
 
@@ -35,7 +39,13 @@ describe("ModelPolicy", () => {
         module: "AnthropicClient",
         method: "createMessage",
         reason: "Decode",
-        request: { method: "POST", url: "http://127.0.0.1/v1/messages", urlParams: [], hash: Option.none(), headers: {} },
+        request: {
+          method: "POST",
+          url: "http://127.0.0.1/v1/messages",
+          urlParams: [],
+          hash: Option.none(),
+          headers: {}
+        },
         response: { status, headers: {} }
       })
     expect(ModelPolicy.isTransient(decodeFailure(401))).toBe(false)
@@ -44,12 +54,18 @@ describe("ModelPolicy", () => {
     expect(ModelPolicy.isTransient(decodeFailure(503))).toBe(true)
     // A 200 whose body did not decode is the provider's fault: retried.
     expect(ModelPolicy.isTransient(decodeFailure(200))).toBe(true)
-    expect(ModelPolicy.isTransient(new ModelPolicy.ModelOutputTooLarge({ maxBytes: 1, receivedBytes: 2, streamed: false })))
+    expect(
+      ModelPolicy.isTransient(new ModelPolicy.ModelOutputTooLarge({ maxBytes: 1, receivedBytes: 2, streamed: false }))
+    )
       .toBe(false)
   })
 
   it("issue 9: backoff doubles from retryDelay up to maxRetryDelay; no retry past `retries`", () => {
-    expect([1, 2, 3].map((n) => delayOf(httpStatus(500), n))).toEqual([Option.some(100), Option.some(200), Option.some(400)])
+    expect([1, 2, 3].map((n) => delayOf(httpStatus(500), n))).toEqual([
+      Option.some(100),
+      Option.some(200),
+      Option.some(400)
+    ])
     expect(delayOf(httpStatus(500), 4)).toEqual(Option.none())
     expect(Option.map(ModelPolicy.retryDelay({ ...policy, retries: 20 }, httpStatus(500), 12, NOW), Duration.toMillis))
       .toEqual(Option.some(10_000))

@@ -131,11 +131,15 @@ const runOn = (
     const { params, received } = provider()
     const directCalls: Array<string> = []
     const context = yield* Effect.scoped(
-      Layer.build(Agent.layer({ model: modelLayer(path, params, directCalls), tools: allTools, hooks: options.hooks ?? [] }))
+      Layer.build(
+        Agent.layer({ model: modelLayer(path, params, directCalls), tools: allTools, hooks: options.hooks ?? [] })
+      )
     )
     const pipeline = Context.get(context, Pipeline.Pipeline)
     const store = Context.get(context, ExecutionStore.ExecutionStore)
-    const exit = yield* Effect.exit(pipeline.process({ request: options.request ?? "quote ACME", requestId: REQUEST_ID }))
+    const exit = yield* Effect.exit(
+      pipeline.process({ request: options.request ?? "quote ACME", requestId: REQUEST_ID })
+    )
     const stored = yield* Effect.orDie(store.get(REQUEST_ID))
     const record = Option.getOrThrowWith(stored, () => new Error(`${path}: no record`))
     return { path, exit, record, received, directCalls } satisfies Ran
@@ -193,7 +197,9 @@ describe("ModelProvider.make: both faces of one provider", () => {
       const planViaDirect = yield* provider.direct.generatePlan("plan it")
       // The direct path answers the text; the pipeline decodes it.
       expect(planViaDirect.text).toBe(objectViaModel.text)
-      expect(yield* RoutingPlan.decodeText(planViaDirect.text)).toEqual(yield* RoutingPlan.decodeUnknown(objectViaModel.value))
+      expect(yield* RoutingPlan.decodeText(planViaDirect.text)).toEqual(
+        yield* RoutingPlan.decodeUnknown(objectViaModel.value)
+      )
       expect((yield* RoutingPlan.decodeText(planViaDirect.text)).steps.map((s) => s.step_id)).toEqual(["q1"])
 
       // Text calls, then plan calls: each pair received the same options.
@@ -229,8 +235,14 @@ describe("ModelProvider.make: both faces of one provider", () => {
       ]
       const directPurposes: Array<string> = []
       const modelPurposes: Array<string> = []
-      const direct = yield* runOn("direct", provider, { hooks: hooks(directPurposes), request: "quote ACME, then Paris weather" })
-      const model = yield* runOn("languageModel", provider, { hooks: hooks(modelPurposes), request: "quote ACME, then Paris weather" })
+      const direct = yield* runOn("direct", provider, {
+        hooks: hooks(directPurposes),
+        request: "quote ACME, then Paris weather"
+      })
+      const model = yield* runOn("languageModel", provider, {
+        hooks: hooks(modelPurposes),
+        request: "quote ACME, then Paris weather"
+      })
 
       expect(direct.directCalls).toEqual(["plan", "plan", "text"])
       expect(model.directCalls).toEqual([])
@@ -304,7 +316,7 @@ const ERROR_CASES: ReadonlyArray<ErrorCase> = [
     expected: { _tag: "PlanningError", reason: "model_failed" },
     aiError: "MalformedOutput",
     direct: "the response is not a list of parts",
-    languageModel: { detail: "Expected ReadonlyArray<TextPart", parseError: 'actual {"text":' }
+    languageModel: { detail: "Expected ReadonlyArray<TextPart", parseError: "actual {\"text\":" }
   },
   {
     name: "a part without a type (planning)",
@@ -338,10 +350,10 @@ const ERROR_CASES: ReadonlyArray<ErrorCase> = [
   },
   {
     name: "a plan the RoutingPlan Schema refuses",
-    plan: [text('{"steps": 3}'), FINISH],
+    plan: [text("{\"steps\": 3}"), FINISH],
     expected: { _tag: "PlanningError", reason: "invalid_plan" },
     aiError: "ParseError",
-    sameDetail: 'Expected ReadonlyArray<RoutingStep>, actual 3'
+    sameDetail: "Expected ReadonlyArray<RoutingStep>, actual 3"
   },
   {
     name: "a provider failure while planning",
@@ -453,7 +465,9 @@ describe("ModelProvider direct path: model errors", () => {
       const model = yield* runOn("languageModel", provider)
       expect(direct.directCalls).toEqual(["plan", "text"])
       expect(direct.exit).toEqual(model.exit)
-      expect(Exit.isSuccess(direct.exit) && direct.exit.value._tag === "Completed" && direct.exit.value.response.rawDraft).toBe("")
+      expect(
+        Exit.isSuccess(direct.exit) && direct.exit.value._tag === "Completed" && direct.exit.value.response.rawDraft
+      ).toBe("")
     }))
 })
 

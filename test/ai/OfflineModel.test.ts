@@ -3,9 +3,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Schema, Stream } from "effect"
 import * as OfflineModel from "../../src/ai/OfflineModel.js"
 import * as ToolRegistry from "../../src/ai/ToolRegistry.js"
-import { defaultBuilder, type ToolDescriptor } from "../../src/pipeline/PromptBuilder.js"
-import { RoutingPlan } from "../../src/domain/RoutingPlan.js"
 import type { StepResult } from "../../src/domain/ExecutionRecord.js"
+import { RoutingPlan } from "../../src/domain/RoutingPlan.js"
+import { defaultBuilder, type ToolDescriptor } from "../../src/pipeline/PromptBuilder.js"
 
 const StockQuote = Tool.make("stock_quote", {
   description: "Latest stock quote for a ticker symbol",
@@ -68,8 +68,10 @@ const descriptors: Effect.Effect<ReadonlyArray<ToolDescriptor>> = Effect.map(
 )
 
 const planningPrompt = (request: string) =>
-  Effect.map(descriptors, (tools) =>
-    defaultBuilder.buildPlanningPrompt({ request, enrichments: {}, tools, phase: 1, priorResults: [] }))
+  Effect.map(
+    descriptors,
+    (tools) => defaultBuilder.buildPlanningPrompt({ request, enrichments: {}, tools, phase: 1, priorResults: [] })
+  )
 
 const plan = (request: string) =>
   Effect.gen(function*() {

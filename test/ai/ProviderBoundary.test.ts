@@ -35,7 +35,12 @@ describe("provider boundary: the safe AiError", () => {
         request,
         response: {
           status: 429,
-          headers: { "retry-after": "2", "x-ratelimit-remaining-requests": "0", "set-cookie": `session=${KEY}`, "x-debug": "1" }
+          headers: {
+            "retry-after": "2",
+            "x-ratelimit-remaining-requests": "0",
+            "set-cookie": `session=${KEY}`,
+            "x-debug": "1"
+          }
         },
         body: `invalid key ${KEY} ${"x".repeat(10_000)}`
       }),
@@ -46,7 +51,10 @@ describe("provider boundary: the safe AiError", () => {
     expect(error.request.method).toBe("POST")
     expect(error.request.url).toBe("https://api.example.com/v1/responses?api-key=%3Credacted%3E&model=m")
     expect(error.request.urlParams).toEqual([["api-key", "<redacted>"], ["model", "m"]])
-    expect(error.response).toEqual({ status: 429, headers: { "retry-after": "2", "x-ratelimit-remaining-requests": "0" } })
+    expect(error.response).toEqual({
+      status: 429,
+      headers: { "retry-after": "2", "x-ratelimit-remaining-requests": "0" }
+    })
     expect(error.body?.startsWith("invalid key <redacted> xxx")).toBe(true)
     expect(error.body?.length).toBeLessThan(BODY_EXCERPT_CHARS + 40)
     expect(JSON.stringify(error)).not.toContain(KEY)
@@ -62,7 +70,11 @@ describe("provider boundary: the safe AiError", () => {
       reason: "Transport",
       cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
     })
-    const raw = AiError.HttpRequestError.fromRequestError({ module: "OpenAiClient", method: "createResponse", error: transport })
+    const raw = AiError.HttpRequestError.fromRequestError({
+      module: "OpenAiClient",
+      method: "createResponse",
+      error: transport
+    })
     expect(JSON.stringify(raw)).toContain(KEY)
     const error = safeAiError(raw, secrets)
     if (error._tag !== "HttpRequestError") return expect.unreachable()
@@ -77,7 +89,9 @@ describe("provider boundary: the safe AiError", () => {
     for (let i = 0; i < 5_000; i++) deep = [deep]
     const parseError = Schema.decodeUnknownEither(Schema.Struct({ id: Schema.String }))(deep)
     if (parseError._tag !== "Left") return expect.unreachable()
-    const error = safeAiError(new AiError.MalformedOutput({ module: "OpenAiClient", method: "createResponse", cause: parseError.left }))
+    const error = safeAiError(
+      new AiError.MalformedOutput({ module: "OpenAiClient", method: "createResponse", cause: parseError.left })
+    )
     if (error._tag !== "MalformedOutput") return expect.unreachable()
     expect(error.cause).toBeUndefined()
     expect(error.description).toMatch(/expected schema|Expected/)
@@ -89,7 +103,13 @@ describe("provider boundary: the safe AiError", () => {
     const kinds: ReadonlyArray<AiError.AiError> = [
       new AiError.MalformedInput({ module: "m", method: "x", cause: new Error(`bad ${KEY}`) }),
       new AiError.UnknownError({ module: "m", method: "x", cause: { request: { headers: { authorization: KEY } } } }),
-      new AiError.HttpResponseError({ module: "m", method: "x", reason: "Decode", request, response: { status: 200, headers: {} } })
+      new AiError.HttpResponseError({
+        module: "m",
+        method: "x",
+        reason: "Decode",
+        request,
+        response: { status: 200, headers: {} }
+      })
     ]
     for (const kind of kinds) {
       const safe = safeAiError(kind, secrets)
@@ -101,7 +121,9 @@ describe("provider boundary: the safe AiError", () => {
   })
 
   it("leaked keys: a response error the platform built from a real response keeps no request header either", () => {
-    const platformRequest = HttpClientRequest.post("https://api.example.com/v1/messages").pipe(HttpClientRequest.setHeader("x-api-key", KEY))
+    const platformRequest = HttpClientRequest.post("https://api.example.com/v1/messages").pipe(
+      HttpClientRequest.setHeader("x-api-key", KEY)
+    )
     const response = HttpClientResponse.fromWeb(platformRequest, new Response("{}", { status: 401 }))
     const raw = new AiError.HttpResponseError({
       module: "AnthropicClient",
@@ -117,7 +139,9 @@ describe("provider boundary: the safe AiError", () => {
 
 describe("provider boundary: the key's forms", () => {
   it("leaked keys: the key, Bearer <key>, base64 and base64url of the key are scrubbed; a key too short to look for is left alone", () => {
-    const text = `k=${KEY} h=Bearer ${KEY} b=${Buffer.from(KEY).toString("base64")} u=${Buffer.from(KEY).toString("base64url")}`
+    const text = `k=${KEY} h=Bearer ${KEY} b=${Buffer.from(KEY).toString("base64")} u=${
+      Buffer.from(KEY).toString("base64url")
+    }`
     const scrubbed = scrub(text, secrets)
     expect(scrubbed).not.toContain(KEY)
     expect(scrubbed).not.toContain(Buffer.from(KEY).toString("base64").replace(/=+$/, ""))
@@ -141,15 +165,22 @@ describe("provider boundary: nesting is measured without recursion", () => {
     const depthOf = (u: unknown): number =>
       typeof u === "object" && u !== null ? 1 + Math.max(0, ...Object.values(u).map(depthOf)) : 0
     FastCheck.assert(
-      FastCheck.property(FastCheck.jsonValue({ maxDepth: 6 }), FastCheck.integer({ min: 0, max: 8 }), (value, limit) => {
-        expect(nestsDeeperThan(JSON.stringify(value), limit)).toBe(depthOf(value) > limit)
-      })
+      FastCheck.property(
+        FastCheck.jsonValue({ maxDepth: 6 }),
+        FastCheck.integer({ min: 0, max: 8 }),
+        (value, limit) => {
+          expect(nestsDeeperThan(JSON.stringify(value), limit)).toBe(depthOf(value) > limit)
+        }
+      )
     )
   })
 })
 
 describe("model output bounds: UTF-8 measure and cut", () => {
-  const anyText = FastCheck.oneof(FastCheck.string({ unit: "grapheme", maxLength: 60 }), FastCheck.string({ unit: "binary", maxLength: 60 }))
+  const anyText = FastCheck.oneof(
+    FastCheck.string({ unit: "grapheme", maxLength: 60 }),
+    FastCheck.string({ unit: "binary", maxLength: 60 })
+  )
 
   it("model output bounds: utf8Length and exceeds agree with Node's encoder on any string (lone surrogates included)", () => {
     FastCheck.assert(

@@ -2,8 +2,8 @@ import { AiError, LanguageModel } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Stream } from "effect"
 import * as ScriptedModel from "../../src/ai/ScriptedModel.js"
-import { defaultBuilder } from "../../src/pipeline/PromptBuilder.js"
 import { RoutingPlan } from "../../src/domain/RoutingPlan.js"
+import { defaultBuilder } from "../../src/pipeline/PromptBuilder.js"
 
 const stockStep = {
   step_id: "s1",
@@ -62,10 +62,12 @@ describe("ScriptedModel", () => {
 
   it.effect("returns a string plan verbatim, so malformed JSON fails generateObject with MalformedOutput", () =>
     Effect.gen(function*() {
-      const verbatim = ' {"steps" : [], "terminal": true}\n'
+      const verbatim = " {\"steps\" : [], \"terminal\": true}\n"
       const model = yield* ScriptedModel.make({ plans: [verbatim, "{not json", "{\"steps\": 3}"], synthesis: "" })
       const layer = Layer.succeed(LanguageModel.LanguageModel, model.service)
-      const ok = yield* LanguageModel.generateObject({ prompt: "plan", schema: RoutingPlan }).pipe(Effect.provide(layer))
+      const ok = yield* LanguageModel.generateObject({ prompt: "plan", schema: RoutingPlan }).pipe(
+        Effect.provide(layer)
+      )
       expect(ok.text).toBe(verbatim)
       expect(ok.value).toEqual({ steps: [], terminal: true })
       const malformed = yield* Effect.flip(

@@ -78,7 +78,9 @@ describe("bench-peers adapter", () => {
     for (const recording of [true, false]) {
       for (const H of [0, 3]) {
         it(`issue 7: ${handlers} handlers, H=${H}, recording ${recording ? "on" : "off"}: the expected answer and every counter, per hook instance`, async () => {
-          const adapter: AdapterModule = await import(pathToFileURL(path.join(root, "bench/peers/eap-adapter.mjs")).href)
+          const adapter: AdapterModule = await import(
+            pathToFileURL(path.join(root, "bench/peers/eap-adapter.mjs")).href
+          )
           const C = counters(H)
           // The adapter reads its handler style when it builds.
           if (handlers === "effect") process.env["EAP_HANDLERS"] = "effect"
@@ -96,7 +98,9 @@ describe("bench-peers adapter", () => {
             expect(total(C[key]), key).toBe(perRequest * requests)
             const value = C[key]
             // Each of the H instances fired its share.
-            if (value instanceof Uint32Array) for (const n of value) expect(n, key).toBe((perRequest / H) * requests)
+            if (value instanceof Uint32Array) {
+              for (const n of value) expect(n, key).toBe((perRequest / H) * requests)
+            }
           }
           expect(sc.expected).toEqual({
             model: 2,

@@ -4,11 +4,18 @@
  * the paths it mentions exist inside the repository, and its tables name
  * every pipeline option and every typed error.
  */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  Activity,
+  ActivityStore,
+  ExecutionStore,
+  HookEffects,
+  PipelineError,
+  PipelineOptions
+} from "effect-agent-pipeline"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { describe, expect, it } from "@effect/vitest"
-import { Activity, ActivityStore, ExecutionStore, HookEffects, PipelineError, PipelineOptions } from "effect-agent-pipeline"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const readme = readFileSync(join(root, "README.md"), "utf8")
@@ -96,7 +103,8 @@ describe("README references", () => {
   })
 
   it("the install line names this version's tarball", () => {
-    const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { readonly version: string }).version
+    const version =
+      (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { readonly version: string }).version
     expect(readme).toContain(`npm install ./effect-agent-pipeline-${version}.tgz `)
   })
 })

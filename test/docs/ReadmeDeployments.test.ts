@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Console, Effect, Layer, Option } from "effect"
+import { ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as DeployConfig from "../../examples/readme/deploy-config.js"
 import * as DeployPostgres from "../../examples/readme/deploy-postgres.js"
 import * as DeploySqlite from "../../examples/readme/deploy-sqlite.js"
@@ -54,22 +54,32 @@ describe("README: stores and deployments", () => {
     }))
 
   const skipped = unavailable("postgres") ?? unavailable("redis")
-  it.effect.skipIf(skipped !== undefined)(`PostgreSQL and Redis from DATABASE_URL and REDIS_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
-    Effect.gen(function*() {
-      const id = `readme-pg-${Date.now()}`
-      // Every process shares one checkpoint key (the README's deployment reads it from the environment).
-      const key = "a1".repeat(32)
-      const urls = { DATABASE_URL: postgresUrl ?? "", REDIS_URL: redisUrl ?? "", AGENT_CHECKPOINT_KEY: key }
-      const record = yield* processOnce(id).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig(urls)))
-      expect(record.lifecycle?.status).toBe("succeeded")
-      // The activity hooks ran over Redis: their signal was announced and cleaned up.
-      expect(record.hookInvocations.map((i) => i.name)).toContain("activity-announcement")
-      const cleanup = record.hookInvocations.flatMap((i) => i.effects).find((e) => e.effectId === "activity_signal_cleanup")
-      expect(cleanup?.status).toBe("succeeded")
-      const missing = yield* Effect.flip(
-        processOnce(`${id}-x`).pipe(Effect.provide(DeployPostgres.AgentLive), Effect.provide(withConfig({ REDIS_URL: redisUrl ?? "", AGENT_CHECKPOINT_KEY: key })))
-      )
-      expect(String(missing)).toContain("DATABASE_URL")
-
-    }))
+  it.effect.skipIf(skipped !== undefined)(
+    `PostgreSQL and Redis from DATABASE_URL and REDIS_URL${skipped ? ` (skipped: ${skipped})` : ""}`,
+    () =>
+      Effect.gen(function*() {
+        const id = `readme-pg-${Date.now()}`
+        // Every process shares one checkpoint key (the README's deployment reads it from the environment).
+        const key = "a1".repeat(32)
+        const urls = { DATABASE_URL: postgresUrl ?? "", REDIS_URL: redisUrl ?? "", AGENT_CHECKPOINT_KEY: key }
+        const record = yield* processOnce(id).pipe(
+          Effect.provide(DeployPostgres.AgentLive),
+          Effect.provide(withConfig(urls))
+        )
+        expect(record.lifecycle?.status).toBe("succeeded")
+        // The activity hooks ran over Redis: their signal was announced and cleaned up.
+        expect(record.hookInvocations.map((i) => i.name)).toContain("activity-announcement")
+        const cleanup = record.hookInvocations.flatMap((i) => i.effects).find((e) =>
+          e.effectId === "activity_signal_cleanup"
+        )
+        expect(cleanup?.status).toBe("succeeded")
+        const missing = yield* Effect.flip(
+          processOnce(`${id}-x`).pipe(
+            Effect.provide(DeployPostgres.AgentLive),
+            Effect.provide(withConfig({ REDIS_URL: redisUrl ?? "", AGENT_CHECKPOINT_KEY: key }))
+          )
+        )
+        expect(String(missing)).toContain("DATABASE_URL")
+      })
+  )
 })

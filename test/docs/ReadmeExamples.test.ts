@@ -29,8 +29,14 @@ const capturing = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>
     }))
 
 const answer = (request: string) =>
-  Effect.flatMap(Pipeline.Pipeline, (pipeline) =>
-    Effect.map(pipeline.process({ request }), (result) => (result._tag === "Completed" ? result.response.response : "suspended")))
+  Effect.flatMap(
+    Pipeline.Pipeline,
+    (pipeline) =>
+      Effect.map(
+        pipeline.process({ request }),
+        (result) => (result._tag === "Completed" ? result.response.response : "suspended")
+      )
+  )
 
 describe("README examples", () => {
   it.effect("Defining tools: the handler's service is provided and its result reaches the answer", () =>
@@ -121,7 +127,7 @@ describe("README examples", () => {
     Effect.gen(function*() {
       const refused = yield* Effect.flip(Decode.answer({ request: "quote ACME", requestID: "x" }))
       expect(refused).toMatchObject({ _tag: "InvalidRequest", reason: "unexpected_field", path: "requestID" })
-      const result = yield* Decode.answer(JSON.parse('{"request":"What is the stock quote for ACME?"}'))
+      const result = yield* Decode.answer(JSON.parse("{\"request\":\"What is the stock quote for ACME?\"}"))
       expect(result._tag).toBe("Completed")
     }).pipe(Effect.provide(Tools.AgentLive)))
 
@@ -144,7 +150,9 @@ describe("README examples", () => {
 
   it.effect("Assembling an agent: every part builds; the scripted agent answers from its script", () =>
     Effect.gen(function*() {
-      expect(yield* Effect.provide(answer("What is the stock quote for ACME?"), Assemble.AgentLive)).toContain("price=123.45")
+      expect(yield* Effect.provide(answer("What is the stock quote for ACME?"), Assemble.AgentLive)).toContain(
+        "price=123.45"
+      )
       expect(yield* Effect.provide(answer("anything"), Assemble.ScriptedAgent)).toBe("Nothing to do.")
     }))
 
@@ -170,7 +178,13 @@ describe("README examples: activity coordination", () => {
     Effect.gen(function*() {
       const store = yield* ActivityStore.ActivityStore
       yield* store.announce(
-        { signalId: "courier:r7", domain: "weather", agent: "courier", requestId: "r7", summary: "planning deliveries in Lisbon" },
+        {
+          signalId: "courier:r7",
+          domain: "weather",
+          agent: "courier",
+          requestId: "r7",
+          summary: "planning deliveries in Lisbon"
+        },
         "1 minute"
       )
       const pipeline = yield* Pipeline.Pipeline

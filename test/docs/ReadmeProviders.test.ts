@@ -6,7 +6,7 @@
  * over HTTP.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Console, ConfigProvider, Context, Effect, Layer } from "effect"
+import { ConfigProvider, Console, Context, Effect, Layer } from "effect"
 import { Embeddings, Pipeline } from "effect-agent-pipeline"
 import * as EmbeddingsExample from "../../examples/readme/embeddings.js"
 import * as ModelPolicyExample from "../../examples/readme/model-policy.js"
@@ -78,7 +78,10 @@ describe("README: model providers", () => {
       expect(request?.path).toBe("/v1/embeddings")
       const dims = FakeOpenAi.EMBEDDING_DIMENSIONS
       expect(similarity).toBeCloseTo(
-        Embeddings.cosine(Embeddings.embedOffline("weather in Paris", dims), Embeddings.embedOffline("Paris weather forecast", dims)),
+        Embeddings.cosine(
+          Embeddings.embedOffline("weather in Paris", dims),
+          Embeddings.embedOffline("Paris weather forecast", dims)
+        ),
         12
       )
     }))

@@ -21,7 +21,14 @@ const reordered = (value: Json, shift: number): Json => {
   const rotated = n === 0 ? entries : [...entries.slice(shift % n), ...entries.slice(0, shift % n)].reverse()
   // Built from entries so that an own "__proto__" key stays a key.
   const out: Record<string, Json> = {}
-  for (const [key, item] of rotated) Object.defineProperty(out, key, { value: reordered(item, shift), enumerable: true, writable: true, configurable: true })
+  for (const [key, item] of rotated) {
+    Object.defineProperty(out, key, {
+      value: reordered(item, shift),
+      enumerable: true,
+      writable: true,
+      configurable: true
+    })
+  }
   return out
 }
 
@@ -46,41 +53,60 @@ const mutate = (value: Json, at: { left: number }): Json => {
   const out: Record<string, Json> = {}
   for (const [key, item] of Object.entries(value)) {
     const renamed = at.left-- === 0 ? `${key}\u0000renamed` : key
-    Object.defineProperty(out, renamed, { value: mutate(item, at), enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, renamed, {
+      value: mutate(item, at),
+      enumerable: true,
+      writable: true,
+      configurable: true
+    })
   }
   return out
 }
 
 describe("CanonicalJson", () => {
-  it.prop("tampered checkpoints: key order does not change the canonical text", [json, FastCheck.nat(7)], ([value, shift]) => {
-    expect(stringify(reordered(value, shift))).toBe(stringify(value))
-  })
+  it.prop(
+    "tampered checkpoints: key order does not change the canonical text",
+    [json, FastCheck.nat(7)],
+    ([value, shift]) => {
+      expect(stringify(reordered(value, shift))).toBe(stringify(value))
+    }
+  )
 
-  it.prop("tampered checkpoints: the canonical text is JSON that parses back to the same value (a JSON round trip keeps it)", [json], ([value]) => {
-    const text = stringify(value)
-    const parsed: Json = JSON.parse(text)
-    expect(equals(parsed, value)).toBe(true)
-    expect(stringify(parsed)).toBe(text)
-  })
+  it.prop(
+    "tampered checkpoints: the canonical text is JSON that parses back to the same value (a JSON round trip keeps it)",
+    [json],
+    ([value]) => {
+      const text = stringify(value)
+      const parsed: Json = JSON.parse(text)
+      expect(equals(parsed, value)).toBe(true)
+      expect(stringify(parsed)).toBe(text)
+    }
+  )
 
   it.prop("tampered checkpoints: different values have different canonical texts", [json, json], ([a, b]) => {
     expect(stringify(a) === stringify(b)).toBe(equals(a, b))
   })
 
-  it.prop("tampered checkpoints: changing any one leaf or key of a value changes its text", [json, FastCheck.nat(64)], ([value, pick]) => {
-    const count = leaves(value)
-    const changed = mutate(value, { left: pick % count })
-    expect(equals(changed, value)).toBe(false)
-    expect(stringify(changed)).not.toBe(stringify(value))
-  })
+  it.prop(
+    "tampered checkpoints: changing any one leaf or key of a value changes its text",
+    [json, FastCheck.nat(64)],
+    ([value, pick]) => {
+      const count = leaves(value)
+      const changed = mutate(value, { left: pick % count })
+      expect(equals(changed, value)).toBe(false)
+      expect(stringify(changed)).not.toBe(stringify(value))
+    }
+  )
 
   it("sorted keys (by UTF-16 code units), no whitespace, undefined members left out as JSON.stringify does", () => {
-    expect(stringify({ b: 1, a: [true, null, "x"], "": { z: 0, y: -0 } })).toBe('{"":{"y":0,"z":0},"a":[true,null,"x"],"b":1}')
+    expect(stringify({ b: 1, a: [true, null, "x"], "": { z: 0, y: -0 } })).toBe(
+      "{\"\":{\"y\":0,\"z\":0},\"a\":[true,null,\"x\"],\"b\":1}"
+    )
     expect(stringify({ "é": 1, "z": 2, "Z": 3, "\u{1F600}": 4, "\uFFFF": 5 })).toBe(
       `{"Z":3,"z":2,"é":1,"\u{1F600}":4,"\uFFFF":5}`
     )
-    expect(stringify({ a: undefined, b: 2 })).toBe('{"b":2}')
-    expect(stringify(JSON.parse('{"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1}}')
+    expect(stringify({ a: undefined, b: 2 })).toBe("{\"b\":2}")
+    expect(stringify(JSON.parse("{\"__proto__\":{\"x\":1}}"))).toBe("{\"__proto__\":{\"x\":1}}")
     expect(stringify("line\u2028break\"")).toBe(JSON.stringify("line\u2028break\""))
     expect(stringify(1e21)).toBe("1e+21")
   })
@@ -88,7 +114,20 @@ describe("CanonicalJson", () => {
   it("anything that is not JSON data is refused, never written some lossy way", () => {
     const cyclic: Record<string, unknown> = {}
     cyclic["self"] = cyclic
-    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 1n, () => 1, Symbol("s"), undefined, [undefined], new Date(0), new Map(), cyclic]) {
+    for (
+      const bad of [
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        1n,
+        () => 1,
+        Symbol("s"),
+        undefined,
+        [undefined],
+        new Date(0),
+        new Map(),
+        cyclic
+      ]
+    ) {
       expect(() => stringify(bad)).toThrow(TypeError)
     }
   })

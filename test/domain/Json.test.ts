@@ -8,7 +8,7 @@ import { Json } from "effect-agent-pipeline"
 
 describe("Json.clone", () => {
   it("C8: an own \"__proto__\" key is copied as a key, not turned into the prototype", () => {
-    const value = JSON.parse('{"__proto__":{"x":1},"a":[{"__proto__":2}]}')
+    const value = JSON.parse("{\"__proto__\":{\"x\":1},\"a\":[{\"__proto__\":2}]}")
     const copy = Json.clone(value)
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
     expect(Object.keys(copy)).toEqual(["__proto__", "a"])

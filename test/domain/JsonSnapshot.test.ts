@@ -9,7 +9,8 @@ import { Either, FastCheck as fc } from "effect"
 import { Json } from "effect-agent-pipeline"
 import { jsonArbitrary } from "../support/JsonArbitrary.js"
 
-const take = (u: unknown, options: Partial<Json.SnapshotOptions> = {}) => Json.snapshot(u, { maxBytes: 1_000_000, ...options })
+const take = (u: unknown, options: Partial<Json.SnapshotOptions> = {}) =>
+  Json.snapshot(u, { maxBytes: 1_000_000, ...options })
 
 describe("Json.snapshot", () => {
   it("hostile values: every JSON value comes back as an equal copy that shares no object with it (property, 1000 runs)", () => {
@@ -34,7 +35,7 @@ describe("Json.snapshot", () => {
   })
 
   it("hostile values: an own \"__proto__\" key stays a key in the copy (the prototype is never set)", () => {
-    const value: unknown = JSON.parse('{"__proto__":{"polluted":true},"a":[{"__proto__":1}]}')
+    const value: unknown = JSON.parse("{\"__proto__\":{\"polluted\":true},\"a\":[{\"__proto__\":1}]}")
     const copied = take(value)
     expect(Either.isRight(copied)).toBe(true)
     if (Either.isLeft(copied)) return
@@ -53,12 +54,24 @@ describe("Json.snapshot", () => {
         throw new RangeError("nope")
       }
     })
-    expect(take({ a: [1, { b: 2n }] })).toEqual(Either.left({ kind: "not_json", path: ["a", 1, "b"], reason: "a bigint is not a JSON value" }))
-    expect(take({ x: { g: getter } })).toEqual(Either.left({ kind: "unreadable", path: ["x", "g", "g"], reason: "reading it threw: RangeError: nope" }))
-    expect(take([[[]]], { maxDepth: 2 })).toEqual(Either.left({ kind: "too_deep", path: [0, 0], reason: "nests deeper than 2 levels" }))
-    expect(take({ s: "abcdef" }, { maxBytes: 10 })).toEqual(Either.left({ kind: "too_large", path: ["s"], reason: "is over the limit of 10 bytes" }))
-    expect(take({ u: undefined })).toEqual(Either.left({ kind: "not_json", path: ["u"], reason: "undefined is not a JSON value" }))
-    expect(take({ u: undefined, v: 1 }, { undefinedProperties: "drop" })).toEqual(Either.right({ value: { v: 1 }, bytes: 7 }))
+    expect(take({ a: [1, { b: 2n }] })).toEqual(
+      Either.left({ kind: "not_json", path: ["a", 1, "b"], reason: "a bigint is not a JSON value" })
+    )
+    expect(take({ x: { g: getter } })).toEqual(
+      Either.left({ kind: "unreadable", path: ["x", "g", "g"], reason: "reading it threw: RangeError: nope" })
+    )
+    expect(take([[[]]], { maxDepth: 2 })).toEqual(
+      Either.left({ kind: "too_deep", path: [0, 0], reason: "nests deeper than 2 levels" })
+    )
+    expect(take({ s: "abcdef" }, { maxBytes: 10 })).toEqual(
+      Either.left({ kind: "too_large", path: ["s"], reason: "is over the limit of 10 bytes" })
+    )
+    expect(take({ u: undefined })).toEqual(
+      Either.left({ kind: "not_json", path: ["u"], reason: "undefined is not a JSON value" })
+    )
+    expect(take({ u: undefined, v: 1 }, { undefinedProperties: "drop" })).toEqual(
+      Either.right({ value: { v: 1 }, bytes: 7 })
+    )
     expect(take([undefined], { undefinedProperties: "drop" })._tag).toBe("Left")
   })
 
@@ -93,7 +106,10 @@ describe("Json.findNotJson / isJson never throw", () => {
     expect(Json.isJson(value)).toBe(false)
     expect(Json.findNotJson(value)).toEqual({ path: ["a", 1, "x"], reason: "reading it threw: Error: no" })
     // eslint-disable-next-line no-sparse-arrays
-    expect(Json.findNotJson([1, , 3])).toEqual({ path: [1], reason: "a hole (a missing array element) is not a JSON value" })
+    expect(Json.findNotJson([1, , 3])).toEqual({
+      path: [1],
+      reason: "a hole (a missing array element) is not a JSON value"
+    })
     const revoked = Proxy.revocable({}, {})
     revoked.revoke()
     expect(Json.isJson({ p: revoked.proxy })).toBe(false)

@@ -9,7 +9,12 @@ describe("error guards", () => {
   const request = [
     new PipelineError.InvalidRequest({ reason: "malformed", path: "", detail: "x" }),
     new PipelineError.RequiredAfterPlanningError({ hookName: "h", phase: 1, detail: "x" }),
-    new PipelineError.HookContractError({ hookName: "h", stage: "before_planning", reason: "unknown_kind", detail: "x" }),
+    new PipelineError.HookContractError({
+      hookName: "h",
+      stage: "before_planning",
+      reason: "unknown_kind",
+      detail: "x"
+    }),
     new PipelineError.PlanningError({ reason: "invalid_plan", phase: 1, detail: "x" }),
     new PipelineError.SynthesisError({ detail: "x" }),
     new PipelineError.CheckpointError({ reason: "already_claimed", checkpointId: "c", detail: "x" })

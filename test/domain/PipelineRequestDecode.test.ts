@@ -9,7 +9,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { PipelineRequest } from "effect-agent-pipeline"
 
-const bySchema = Schema.decodeUnknownEither(PipelineRequest.PipelineRequest, { onExcessProperty: "error", errors: "all" })
+const bySchema = Schema.decodeUnknownEither(PipelineRequest.PipelineRequest, {
+  onExcessProperty: "error",
+  errors: "all"
+})
 const decoded = (input: unknown) => Effect.runSync(Effect.either(PipelineRequest.decode(input)))
 
 const fieldValue = fc.oneof(

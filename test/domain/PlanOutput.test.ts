@@ -105,7 +105,10 @@ describe("PlanOutput: decoding", () => {
   it("decodes a plain RoutingPlan exactly as the RoutingPlan Schema does, errors included", () => {
     const inputs = [
       "{\"steps\":[]}",
-      JSON.stringify({ steps: [{ step_id: "q1", namespace: "n", agent: "a", capability: "c", parameters: { s: 1 } }], reasoning: "r" }),
+      JSON.stringify({
+        steps: [{ step_id: "q1", namespace: "n", agent: "a", capability: "c", parameters: { s: 1 } }],
+        reasoning: "r"
+      }),
       "{\"steps\": 3}",
       "{not json",
       JSON.stringify({ steps: [{ step_id: "bad id", namespace: "n", agent: "a", capability: "c" }] }),
@@ -118,10 +121,18 @@ describe("PlanOutput: decoding", () => {
   })
 
   it("says which step field is wrong when parameters_json or metadata_json is not a JSON object's text", () => {
-    const notJson = messageOf(decode({ reasoning: null, steps: [wireStep({ parameters_json: "{city: Paris}" })], terminal: true }))
+    const notJson = messageOf(
+      decode({ reasoning: null, steps: [wireStep({ parameters_json: "{city: Paris}" })], terminal: true })
+    )
     expect(notJson).toContain("[\"steps\"][0][\"parameters_json\"]")
     expect(notJson).toContain("parameters_json is not JSON text")
-    const array = messageOf(decode({ reasoning: null, steps: [wireStep(), wireStep({ step_id: "w2", metadata_json: "[1]" })], terminal: true }))
+    const array = messageOf(
+      decode({
+        reasoning: null,
+        steps: [wireStep(), wireStep({ step_id: "w2", metadata_json: "[1]" })],
+        terminal: true
+      })
+    )
     expect(array).toContain("[\"steps\"][1][\"metadata_json\"]")
     expect(array).toContain("metadata_json must be the text of a JSON object")
   })
@@ -130,7 +141,9 @@ describe("PlanOutput: decoding", () => {
     expect(messageOf(decode({ reasoning: null, steps: [wireStep({ step_id: "a b" })], terminal: true }))).toContain(
       "step_id must match"
     )
-    expect(messageOf(decode({ reasoning: null, steps: [wireStep({ agent: "" })], terminal: true }))).toContain("[\"agent\"]")
+    expect(messageOf(decode({ reasoning: null, steps: [wireStep({ agent: "" })], terminal: true }))).toContain(
+      "[\"agent\"]"
+    )
     const missing: Record<string, unknown> = wireStep()
     delete missing["depends_on"]
     expect(messageOf(decode({ reasoning: null, steps: [missing], terminal: true }))).toContain("[\"depends_on\"]")
@@ -147,7 +160,11 @@ const JsonObjectA = Schema.Record({
   key: Schema.String.annotations({ arbitrary: () => (fc) => fc.string().filter((key) => key !== "__proto__") }),
   value: Schema.Unknown.annotations({ arbitrary: () => () => jsonArbitrary })
 })
-const RoutingStepA = Schema.Struct({ ...RoutingPlan.RoutingStep.fields, parameters: JsonObjectA, metadata: JsonObjectA })
+const RoutingStepA = Schema.Struct({
+  ...RoutingPlan.RoutingStep.fields,
+  parameters: JsonObjectA,
+  metadata: JsonObjectA
+})
 const RoutingPlanA = Schema.Struct({ ...RoutingPlan.RoutingPlan.fields, steps: Schema.Array(RoutingStepA) })
 const planArbitrary = Arbitrary.make(RoutingPlanA).map((a) => Schema.decodeUnknownSync(RoutingPlan.RoutingPlan)(a))
 
@@ -161,7 +178,9 @@ describe("PlanOutput: round trip", () => {
         expect(Either.getOrThrow(decode(wire))).toEqual(plan)
         expect(Either.getOrThrow(decodeText(JSON.stringify(wire)))).toEqual(plan)
         // The encoded form is what the strict schema describes.
-        expect(Either.isRight(Schema.decodeUnknownEither(PlanWire.PlanWire, { onExcessProperty: "error" })(wire))).toBe(true)
+        expect(Either.isRight(Schema.decodeUnknownEither(PlanWire.PlanWire, { onExcessProperty: "error" })(wire))).toBe(
+          true
+        )
       }),
       { numRuns: 200 }
     )

@@ -23,7 +23,35 @@ const follows = (id: string): boolean => {
 }
 
 const characters = fc.oneof(
-  fc.constantFrom("a", "Z", "0", "-", "_", ".", ":", "/", "\\", " ", "\t", "\n", "\u0000", "\u007f", "\u0085", "\u00a0", "\u200b", "\u202e", "\u2028", "\ufeff", "\ud800", "\udc00", "😀", "é", "€", "注", "\ue000"),
+  fc.constantFrom(
+    "a",
+    "Z",
+    "0",
+    "-",
+    "_",
+    ".",
+    ":",
+    "/",
+    "\\",
+    " ",
+    "\t",
+    "\n",
+    "\u0000",
+    "\u007f",
+    "\u0085",
+    "\u00a0",
+    "\u200b",
+    "\u202e",
+    "\u2028",
+    "\ufeff",
+    "\ud800",
+    "\udc00",
+    "😀",
+    "é",
+    "€",
+    "注",
+    "\ue000"
+  ),
   fc.string({ unit: "binary", minLength: 1, maxLength: 1 })
 )
 const candidateIds = fc.oneof(

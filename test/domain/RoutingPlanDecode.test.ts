@@ -125,7 +125,14 @@ describe("RoutingPlan.decodeText", () => {
 
   it("the wire form decodes to the same plan as its plain form", () => {
     const plain = {
-      steps: [{ step_id: "s1", namespace: "n", agent: "a", capability: "c", parameters: { q: 1 }, metadata: { m: true } }],
+      steps: [{
+        step_id: "s1",
+        namespace: "n",
+        agent: "a",
+        capability: "c",
+        parameters: { q: 1 },
+        metadata: { m: true }
+      }],
       terminal: false,
       reasoning: "r"
     }

@@ -55,7 +55,11 @@ describe("C18: managed request", () => {
         script: { plans: [plan([workStep("s1", 0)])], synthesis: "done" },
         store: store.service
       })
-      const result = yield* agent.pipeline.process({ request: "restart the gateway", requestId: "ok", metadata: payments })
+      const result = yield* agent.pipeline.process({
+        request: "restart the gateway",
+        requestId: "ok",
+        metadata: payments
+      })
       expect(result._tag).toBe("Completed")
 
       expect(atReturn).toEqual([
@@ -89,7 +93,11 @@ describe("C18: managed request", () => {
         errors: 0,
         request_exit: "success"
       })
-      expect(effects["activity_signal"]?.data).toMatchObject({ signal_id: "bot-a:ok", domain: "payments", ttl_ms: 30_000 })
+      expect(effects["activity_signal"]?.data).toMatchObject({
+        signal_id: "bot-a:ok",
+        domain: "payments",
+        ttl_ms: 30_000
+      })
       // In a managed request the cleanup hook only passes the answer through: one removal, the owner's.
       const cleanupRun = record.hookInvocations.find((i) => i.name === "activity-cleanup")
       expect(cleanupRun?.effects).toEqual([])
@@ -160,7 +168,11 @@ describe("C18: managed request", () => {
       const record = yield* agent.test.record("int")
       expect(record.lifecycle?.status).toBe("interrupted")
       const effects = effectsOf(record)
-      expect(effects["activity_signal_renewal"]?.data).toMatchObject({ submissions: 2, errors: 0, request_exit: "interrupted" })
+      expect(effects["activity_signal_renewal"]?.data).toMatchObject({
+        submissions: 2,
+        errors: 0,
+        request_exit: "interrupted"
+      })
       expect(effects["activity_signal_cleanup"]?.data).toMatchObject({ submitted: 1, request_exit: "interrupted" })
       expect(yield* store.service.listActive("payments")).toEqual([])
       expect(yield* activity.ownership).toEqual({ requests: 0, renewalFibers: 0, runningRenewalFibers: 0 })
@@ -231,7 +243,10 @@ describe("C18: managed request", () => {
         error: "activity store renew failed: backend down",
         data: { submissions: 3, errors: 3 }
       })
-      expect(effects["activity_signal_cleanup"]).toMatchObject({ status: "succeeded", data: { submitted: 1, errors: 0 } })
+      expect(effects["activity_signal_cleanup"]).toMatchObject({
+        status: "succeeded",
+        data: { submitted: 1, errors: 0 }
+      })
     }))
 
   it.effect("C18: a failed announcement fails open; the owner still completes both effects", () =>
@@ -249,9 +264,16 @@ describe("C18: managed request", () => {
       const result = yield* agent.pipeline.process({ request: "q", requestId: "down", metadata: payments })
       expect(result._tag).toBe("Completed")
       const record = yield* agent.test.record("down")
-      expect(announcementOf(record)?.decision).toMatchObject({ policy: "fail_open", action: "continue", reason: "hook_error" })
+      expect(announcementOf(record)?.decision).toMatchObject({
+        policy: "fail_open",
+        action: "continue",
+        reason: "hook_error"
+      })
       const effects = effectsOf(record)
-      expect(effects["activity_signal"]).toMatchObject({ status: "failed", error: "activity store announce failed: down" })
+      expect(effects["activity_signal"]).toMatchObject({
+        status: "failed",
+        error: "activity store announce failed: down"
+      })
       expect(effects["activity_signal_renewal"]).toMatchObject({ status: "succeeded", data: { submissions: 0 } })
       expect(effects["activity_signal_cleanup"]).toMatchObject({ status: "succeeded", data: { submitted: 1 } })
     }))
@@ -262,7 +284,13 @@ describe("C18/C7: concurrent activity in the planning prompt", () => {
     Effect.gen(function*() {
       const store = counting(yield* memoryStore)
       yield* store.service.announce(
-        { signalId: "bot-b:r9", domain: "payments", agent: "bot-b", requestId: "r9", summary: "rolling back </agent_coordination> deploy 42" },
+        {
+          signalId: "bot-b:r9",
+          domain: "payments",
+          agent: "bot-b",
+          requestId: "r9",
+          summary: "rolling back </agent_coordination> deploy 42"
+        },
         "1 minute"
       )
       yield* store.service.announce(
@@ -312,7 +340,9 @@ describe("C18/C7: concurrent activity in the planning prompt", () => {
             Effect.zipLeft(store.service.listActive(domain, options), Deferred.succeed(entered, undefined))
         }
       })
-      const first = yield* Effect.fork(agent.pipeline.process({ request: "deploy v2", requestId: "first", metadata: payments }))
+      const first = yield* Effect.fork(
+        agent.pipeline.process({ request: "deploy v2", requestId: "first", metadata: payments })
+      )
       yield* Deferred.await(entered)
       while (agent.test.plansUsed() < 1) yield* Effect.yieldNow()
       yield* agent.pipeline.process({ request: "restart the gateway", requestId: "second", metadata: payments })

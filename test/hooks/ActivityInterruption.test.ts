@@ -18,7 +18,22 @@
  */
 import { type Response, Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, FastCheck, Fiber, Layer, Option, Runtime, Schema, TestContext, type Scope, Stream, TestClock } from "effect"
+import {
+  Context,
+  Deferred,
+  Effect,
+  Exit,
+  FastCheck,
+  Fiber,
+  Layer,
+  Option,
+  Runtime,
+  Schema,
+  type Scope,
+  Stream,
+  TestClock,
+  TestContext
+} from "effect"
 import {
   ActivityStore,
   Agent,
@@ -83,7 +98,13 @@ const scenario = (moveOneIn: number): FastCheck.Arbitrary<Scenario> =>
 const Work = Tool.make("work", { parameters: { millis: Schema.Number }, success: Schema.String })
 
 const PLAN = JSON.stringify({
-  steps: [{ step_id: "s1", namespace: "test-tools", agent: "worker", capability: "work", parameters: { millis: 25_000 } }],
+  steps: [{
+    step_id: "s1",
+    namespace: "test-tools",
+    agent: "worker",
+    capability: "work",
+    parameters: { millis: 25_000 }
+  }],
   terminal: true
 })
 
@@ -137,12 +158,18 @@ const makeAgent = (store: ActivityStore.ActivityStore.Service, current: Current)
       name: "tripwire",
       beforePlanning: () => trip("before_planning"),
       afterExecution: () =>
-        Effect.zipRight(trip("after_execution"), current.scenario.outcome === "die" ? Effect.die("panic") : Effect.void),
+        Effect.zipRight(
+          trip("after_execution"),
+          current.scenario.outcome === "die" ? Effect.die("panic") : Effect.void
+        ),
       afterSynthesis: (_ctx, text) => Effect.as(trip("after_synthesis"), text)
     })
     const governance = Hook.required({
       name: "governance",
-      afterPlanning: (_ctx, plan) => (current.scenario.outcome === "fail" ? Effect.fail("denied") : Effect.succeed(plan))
+      afterPlanning: (
+        _ctx,
+        plan
+      ) => (current.scenario.outcome === "fail" ? Effect.fail("denied") : Effect.succeed(plan))
     })
     const layer = Agent.layer({
       model: ModelProvider.layer(Effect.succeed(provider)),
@@ -181,9 +208,17 @@ const interruptionProperty = (
         }
         const agent = yield* makeAgent(store.service, current)
         store.before = (operation) =>
-          operation === "announce" ? agent.trip("announce:before") : operation === "remove" ? agent.trip("remove:before") : Effect.void
+          operation === "announce"
+            ? agent.trip("announce:before")
+            : operation === "remove"
+            ? agent.trip("remove:before")
+            : Effect.void
         store.after = (operation) =>
-          operation === "announce" ? agent.trip("announce:after") : operation === "remove" ? agent.trip("remove:after") : Effect.void
+          operation === "announce"
+            ? agent.trip("announce:after")
+            : operation === "remove"
+            ? agent.trip("remove:after")
+            : Effect.void
         const totals = { runs: 0, announced: 0, owners: 0, removals: 0, interrupted: 0, renewals: 0 }
         const runtime = yield* Effect.runtime<never>()
 
@@ -280,4 +315,3 @@ describe("C18: randomized interruption points", () => {
   if (skipped === undefined) interruptionProperty("redis", fromLayer(redisActivityStore()), 10_000, 4)
   else it.skip(`redis skipped: ${skipped}`, () => {})
 })
-

@@ -6,7 +6,16 @@
  */
 import { Tool } from "@effect/ai"
 import { Context, Effect, Layer, Schema } from "effect"
-import { Activity, ActivityStore, Agent, type Approval, type Hook, Pipeline, type ScriptedModel, ToolRegistry } from "effect-agent-pipeline"
+import {
+  Activity,
+  ActivityStore,
+  Agent,
+  type Approval,
+  type Hook,
+  Pipeline,
+  type ScriptedModel,
+  ToolRegistry
+} from "effect-agent-pipeline"
 
 export const Work = Tool.make("work", {
   description: "Does some work that takes time",

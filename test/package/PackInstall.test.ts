@@ -14,12 +14,21 @@
  * `npm run test:package`. Set `KEEP_PACKAGE_TEST_DIR=1` to keep the temp
  * project for debugging (its path is printed).
  */
-import { type SpawnSyncReturns, spawnSync } from "node:child_process"
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { Schema } from "effect"
+import { spawnSync, type SpawnSyncReturns } from "node:child_process"
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { isAbsolute, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
@@ -207,7 +216,15 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     // then the model providers'), the tarball in its place.
     runOrThrow(
       "npm",
-      ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...readmePeers(), ...readmeProviderPackages()],
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        tarball,
+        ...readmePeers(),
+        ...readmeProviderPackages()
+      ],
       project
     )
     // The `effect-agent-pipeline/otel` subpath's optional peers, as the README's Telemetry section installs them.
@@ -337,7 +354,12 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     expect(off.result.stdout.trim(), off.transcript).toBe("telemetry off: Completed")
 
     // Nothing listens on port 9: the exporters load from the installed peers, give up quietly, and the program answers.
-    const on = run(process.execPath, [compiled], project, withoutOtel({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }))
+    const on = run(
+      process.execPath,
+      [compiled],
+      project,
+      withoutOtel({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" })
+    )
     expect(on.ok, on.transcript).toBe(true)
     expect(on.result.stdout.trim(), on.transcript).toBe("telemetry on: Completed")
   })

@@ -117,7 +117,10 @@ describe("AfterPlanning", () => {
       ["an error", Hook.make({ name: "bad", afterPlanning: () => Effect.fail("mutator exploded") })],
       [
         "a wrong return type",
-        Hook.make({ name: "bad", afterPlanning: () => Effect.succeed("not a plan" as unknown as RoutingPlan.RoutingPlan) })
+        Hook.make({
+          name: "bad",
+          afterPlanning: () => Effect.succeed("not a plan" as unknown as RoutingPlan.RoutingPlan)
+        })
       ],
       [
         "an invalid plan (unknown tool)",
@@ -323,11 +326,17 @@ describe("the required hook's failure stays the cause (seed 000 §7.4)", () => {
   it.effect("seed 000 §7.4: the application's typed denial is the cause of RequiredAfterPlanningError, found through catchTag", () =>
     Effect.gen(function*() {
       const policy = allowedOperations([{ namespace: NAMESPACE, agent: "stock-service", capability: "stock_quote" }])
-      const h = yield* makeHarness({ hooks: [policy], script: { plans: [plan([tradeStep("t1")])], synthesis: "never" } })
+      const h = yield* makeHarness({
+        hooks: [policy],
+        script: { plans: [plan([tradeStep("t1")])], synthesis: "never" }
+      })
       const found = yield* h.pipeline.process({ request: "buy ACME" }).pipe(
         Effect.as("answered"),
-        Effect.catchTag("RequiredAfterPlanningError", (denied) =>
-          Effect.succeed(denied.cause instanceof OperationNotAllowed ? `denied: ${denied.cause.stepId}` : "unknown"))
+        Effect.catchTag(
+          "RequiredAfterPlanningError",
+          (denied) =>
+            Effect.succeed(denied.cause instanceof OperationNotAllowed ? `denied: ${denied.cause.stepId}` : "unknown")
+        )
       )
       expect(found).toBe("denied: t1")
     }))
@@ -395,7 +404,8 @@ describe("AfterPlanning: an unchanged plan needs no revalidation (C8)", () => {
           Hook.make({
             name: "rebuilt",
             capabilities: [],
-            afterPlanning: (_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { ...s.parameters } })) })
+            afterPlanning: (_c, p) =>
+              Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { ...s.parameters } })) })
           }),
           Hook.required({ name: "gov", capabilities: [], afterPlanning: (_c, p) => Effect.succeed(p) })
         ],
@@ -501,7 +511,11 @@ describe("AfterPlanning: an unchanged plan needs no revalidation (C8)", () => {
         expect(run?.status).toBe("failed")
         expect(run?.error).toMatch(error)
         expect(run?.decision).toEqual({ policy: "fail_open", action: "continue", reason: "hook_error" })
-        expect(record.phases[0]?.plan.steps[0]).toMatchObject({ parameters: { symbol: "ACME" }, depends_on: [], metadata: {} })
+        expect(record.phases[0]?.plan.steps[0]).toMatchObject({
+          parameters: { symbol: "ACME" },
+          depends_on: [],
+          metadata: {}
+        })
         const ran = result._tag === "Completed" ? result.response.phases[0]?.plan.steps[0] : undefined
         expect(ran?.parameters).toEqual({ symbol: "ACME" })
         expect(ran?.depends_on).toEqual([])
@@ -594,7 +608,9 @@ describe("AfterPlanning stage: what an unchanged plan costs (C8)", () => {
       )
       expect(changed.revalidations).toBe(1)
       expect(changed.out.steps[0]?.parameters).toEqual({ symbol: "MUT" })
-      const extraKey = yield* runWith((_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, note: 1 })) }))
+      const extraKey = yield* runWith((_c, p) =>
+        Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, note: 1 })) })
+      )
       // Full validation decides: it drops the key and finds no change.
       expect(extraKey.revalidations).toBe(1)
       expect(extraKey.out).toEqual(extraKey.planned)
@@ -657,7 +673,9 @@ describe("AfterPlanning.runRequired: the boundary again on an approved plan (DES
   it.effect("tampered checkpoints: a required hook that now rejects the approved plan fails closed with RequiredAfterPlanningError", () =>
     Effect.gen(function*() {
       const { calls, service } = stage((_c, p) =>
-        p.steps.some((s) => s.capability === "execute_trade") ? Effect.fail(new Error("trades are frozen")) : Effect.succeed(p)
+        p.steps.some((s) => s.capability === "execute_trade")
+          ? Effect.fail(new Error("trades are frozen"))
+          : Effect.succeed(p)
       )
       const error = yield* Effect.flip(service.runRequired(request, approved, info))
       expect(error).toMatchObject({ _tag: "RequiredAfterPlanningError", hookName: "policy", phase: 1 })
@@ -667,12 +685,16 @@ describe("AfterPlanning.runRequired: the boundary again on an approved plan (DES
 
   it.effect("tampered checkpoints: a required hook that returns a plan other than the approved one is refused, even with plan_rewrite — it is not what the human approved", () =>
     Effect.gen(function*() {
-      const { service } = stage((_c, p) => Effect.succeed({ ...p, steps: p.steps.filter((s) => s.capability !== "execute_trade") }))
+      const { service } = stage((_c, p) =>
+        Effect.succeed({ ...p, steps: p.steps.filter((s) => s.capability !== "execute_trade") })
+      )
       const error = yield* Effect.flip(service.runRequired(request, approved, info))
       expect(error).toMatchObject({ _tag: "RequiredAfterPlanningError", hookName: "policy" })
       expect(error.detail).toContain("changed the approved plan")
       // Before a resume, the same rewrite is a contribution the boundary may make.
-      const { service: normal } = stage((_c, p) => Effect.succeed({ ...p, steps: p.steps.filter((s) => s.capability !== "execute_trade") }))
+      const { service: normal } = stage((_c, p) =>
+        Effect.succeed({ ...p, steps: p.steps.filter((s) => s.capability !== "execute_trade") })
+      )
       const rewritten = yield* normal.run(request, approved, info)
       expect(rewritten.steps.map((s) => s.step_id)).toEqual(["s1"])
     }))

@@ -5,7 +5,6 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { expectTypeOf } from "vitest"
 import { Cause, Context, Duration, Effect, Either, Layer, Option, TestClock } from "effect"
 import {
   Agent,
@@ -18,15 +17,21 @@ import {
   PromptBuilder,
   ScriptedModel
 } from "effect-agent-pipeline"
+import { expectTypeOf } from "vitest"
 import { allTools } from "../../examples/shared/DemoTools.js"
 import { plan, quoteStep, tradeStep } from "../support/Harness.js"
 
 const run = (request: string, requestId?: string) =>
-  Effect.flatMap(Pipeline.Pipeline, (pipeline) =>
-    pipeline.process(requestId === undefined ? { request } : { request, requestId }))
+  Effect.flatMap(
+    Pipeline.Pipeline,
+    (pipeline) => pipeline.process(requestId === undefined ? { request } : { request, requestId })
+  )
 
 const text = (request: string, requestId?: string) =>
-  Effect.map(run(request, requestId), (result) => (result._tag === "Completed" ? result.response.response : "suspended"))
+  Effect.map(
+    run(request, requestId),
+    (result) => (result._tag === "Completed" ? result.response.response : "suspended")
+  )
 
 describe("Agent.layer", () => {
   it.effect("the model part is the model used (a scripted model answers instead of the offline one)", () =>
@@ -64,7 +69,9 @@ describe("Agent.layer", () => {
 
   it.effect("layerOffline is the offline model: its answer lists what the tools returned", () =>
     Effect.gen(function*() {
-      expect(yield* text("What is the stock quote for ACME?")).toMatch(/^Here is what the tools returned for .*stock_quote: symbol=ACME/s)
+      expect(yield* text("What is the stock quote for ACME?")).toMatch(
+        /^Here is what the tools returned for .*stock_quote: symbol=ACME/s
+      )
     }).pipe(Effect.provide(Agent.layerOffline({ tools: allTools }))))
 
   it.effect("a model Layer provided from outside does not replace the agent's model part (the README says so)", () =>
@@ -115,8 +122,15 @@ describe("Agent.layer", () => {
 
   it.effect("the approval, gate, promptBuilder and conversationHistory parts are the ones used", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.flatMap(Pipeline.Pipeline, (pipeline) =>
-        pipeline.process({ request: "buy ACME", requestId: "hitl", metadata: { conversation_turns: ["hi", "hello"] } }))
+      const result = yield* Effect.flatMap(
+        Pipeline.Pipeline,
+        (pipeline) =>
+          pipeline.process({
+            request: "buy ACME",
+            requestId: "hitl",
+            metadata: { conversation_turns: ["hi", "hello"] }
+          })
+      )
       expect(result._tag).toBe("Suspended")
       const checkpoints = yield* CheckpointStore.CheckpointStore
       if (result._tag !== "Suspended") return
@@ -140,9 +154,15 @@ describe("Agent.layer", () => {
     Effect.gen(function*() {
       const built = yield* Effect.either(Layer.build(Agent.layerOffline({
         tools: allTools,
-        hooks: [Hook.required({ name: "gate", afterPlanning: (_c, p) => Effect.succeed(p) }), Hook.make({ name: "late", afterPlanning: (_c, p) => Effect.succeed(p) })]
+        hooks: [
+          Hook.required({ name: "gate", afterPlanning: (_c, p) => Effect.succeed(p) }),
+          Hook.make({ name: "late", afterPlanning: (_c, p) => Effect.succeed(p) })
+        ]
       })))
-      expect(Either.isLeft(built) && built.left).toMatchObject({ _tag: "InvalidRequiredAfterPlanningHook", reason: "required_not_terminal" })
+      expect(Either.isLeft(built) && built.left).toMatchObject({
+        _tag: "InvalidRequiredAfterPlanningHook",
+        reason: "required_not_terminal"
+      })
     }).pipe(Effect.scoped))
 })
 

@@ -11,12 +11,12 @@ import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, S
 import {
   AfterSynthesis,
   Agent,
-  Inference,
   type AgentResponse,
   BeforePlanning,
   CheckpointStore,
   ExecutionStore,
   Hook,
+  Inference,
   Pipeline,
   PipelineError,
   PipelineHooks,
@@ -52,19 +52,54 @@ const malformedRequests: ReadonlyArray<readonly [string, unknown, string, RegExp
   ["an empty request", { request: "" }, "request", /^must be a non-empty string$/],
   ["a numeric request", { request: 42 }, "request", /^Expected string, actual 42$/],
   ["an array", [{ request: "quote" }], "", /^expected an object with a "request" string, got an array$/],
-  ["a function in metadata", { request: "quote", metadata: { callback: () => 1 } }, "metadata.callback", /^a function is not a JSON value$/],
-  ["NaN in metadata", { request: "quote", metadata: { score: Number.NaN } }, "metadata.score", /^NaN is not a finite number$/],
+  [
+    "a function in metadata",
+    { request: "quote", metadata: { callback: () => 1 } },
+    "metadata.callback",
+    /^a function is not a JSON value$/
+  ],
+  [
+    "NaN in metadata",
+    { request: "quote", metadata: { score: Number.NaN } },
+    "metadata.score",
+    /^NaN is not a finite number$/
+  ],
   [
     "Infinity nested in metadata",
     { request: "quote", metadata: { deep: { list: [1, Number.POSITIVE_INFINITY] } } },
     "metadata.deep.list[1]",
     /^Infinity is not a finite number$/
   ],
-  ["undefined in metadata", { request: "quote", metadata: { missing: undefined } }, "metadata.missing", /^undefined is not a JSON value$/],
-  ["a class instance in metadata", { request: "quote", metadata: { when: new Date(0) } }, "metadata.when", /^a Date instance is not a plain JSON object$/],
-  ["a cyclic metadata object", { request: "quote", metadata: cyclic }, "metadata.self", /^a cycle \(the value contains itself\)$/],
-  ["metadata that is an array", { request: "quote", metadata: ["a"] }, "metadata", /^expected a JSON object, got an array$/],
-  ["metadata that is a string", { request: "quote", metadata: "tenant=1" }, "metadata", /^expected a JSON object, got a string$/],
+  [
+    "undefined in metadata",
+    { request: "quote", metadata: { missing: undefined } },
+    "metadata.missing",
+    /^undefined is not a JSON value$/
+  ],
+  [
+    "a class instance in metadata",
+    { request: "quote", metadata: { when: new Date(0) } },
+    "metadata.when",
+    /^a Date instance is not a plain JSON object$/
+  ],
+  [
+    "a cyclic metadata object",
+    { request: "quote", metadata: cyclic },
+    "metadata.self",
+    /^a cycle \(the value contains itself\)$/
+  ],
+  [
+    "metadata that is an array",
+    { request: "quote", metadata: ["a"] },
+    "metadata",
+    /^expected a JSON object, got an array$/
+  ],
+  [
+    "metadata that is a string",
+    { request: "quote", metadata: "tenant=1" },
+    "metadata",
+    /^expected a JSON object, got a string$/
+  ],
   ["an empty requestId", { request: "quote", requestId: "" }, "requestId", /^must be a non-empty string$/]
 ]
 
@@ -83,7 +118,9 @@ describe("malformed requests", () => {
         expect(error.reason).toBe("malformed")
         expect(error.path).toBe(path)
         expect(error.detail).toMatch(detail)
-        expect(error.message).toBe(path === "" ? `invalid request: ${error.detail}` : `invalid request at ${path}: ${error.detail}`)
+        expect(error.message).toBe(
+          path === "" ? `invalid request: ${error.detail}` : `invalid request at ${path}: ${error.detail}`
+        )
         expect(error.message).not.toContain("\n")
         // The full schema error stays available.
         expect(error.issues?.length ?? 0).toBeGreaterThan(0)
@@ -243,7 +280,10 @@ describe("hooks returning the wrong shape fail open", () => {
             name: "bad",
             beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "half-applied", k: () => 1 } })
           }),
-          Hook.make({ name: "good", beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "from good" } }) })
+          Hook.make({
+            name: "good",
+            beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "from good" } })
+          })
         ],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
       })
@@ -269,7 +309,9 @@ describe("hooks returning the wrong shape fail open", () => {
       const result = yield* h.pipeline.process({ request: "q", requestId: "chain" })
       expect(completedText(result)).toBe("DRAFT!")
       const record = yield* h.record("chain")
-      expect(record.hookInvocations.find((i) => i.name === "bad")?.error).toBe("afterSynthesis must return a string, got object")
+      expect(record.hookInvocations.find((i) => i.name === "bad")?.error).toBe(
+        "afterSynthesis must return a string, got object"
+      )
     }))
 })
 
@@ -288,7 +330,12 @@ describe("malformed hook lists (C2)", () => {
     ["a string entry", [ok, ok, "hook"], 2, /string/],
     ["a hook without a name", [ok, { afterSynthesis: () => Effect.succeed("x") }], 1, /name/],
     ["a hook with an empty name", [{ name: "", afterSynthesis: () => Effect.succeed("x") }], 0, /name/],
-    ["a handler that is an object", [ok, { name: "y", afterSynthesis: { run: true } }], 1, /afterSynthesis is a object/],
+    [
+      "a handler that is an object",
+      [ok, { name: "y", afterSynthesis: { run: true } }],
+      1,
+      /afterSynthesis is a object/
+    ],
     ["a non-boolean required marker", [{ name: "z", required: "yes", afterPlanning: () => Effect.void }], 0, /required/]
   ]
   for (const [label, hooks, index, detail] of cases) {
@@ -321,7 +368,9 @@ describe("malformed hook lists (C2)", () => {
       const layer = Pipeline.layer().pipe(
         Layer.provide(hooks),
         Layer.provide(
-          Inference.layer.pipe(Layer.provide(Layer.merge(hooks, Layer.succeed(LanguageModel.LanguageModel, model.service))))
+          Inference.layer.pipe(
+            Layer.provide(Layer.merge(hooks, Layer.succeed(LanguageModel.LanguageModel, model.service)))
+          )
         ),
         Layer.provide(ToolRegistry.layer(allTools)),
         Layer.provide(ExecutionStore.layerMemory()),
@@ -352,7 +401,9 @@ describe("a several-MB enrichment", () => {
       const big = unit.repeat(Math.ceil((5 * 1024 * 1024) / unit.length))
       expect(big.length).toBeGreaterThanOrEqual(5 * 1024 * 1024)
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "rag", beforePlanning: () => Effect.succeed({ enrichments: { rag_context: big } }) })],
+        hooks: [
+          Hook.make({ name: "rag", beforePlanning: () => Effect.succeed({ enrichments: { rag_context: big } }) })
+        ],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "done" },
         // Over the 1 MiB default on purpose: a deployment that raised the limit.
         options: { maxEnrichmentBytes: 8 * 1024 * 1024 }
@@ -529,8 +580,17 @@ describe("a failing execution store", () => {
     Effect.gen(function*() {
       const store = failingStore()
       const pipeline = yield* pipelineOver(store.service, {
-        hooks: [Hook.required({ name: "gov", afterPlanning: (ctx, p) => ctx.request === "deny" ? Effect.fail("no") : Effect.succeed(p) })],
-        script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "streamed", chunks: ["stre", "amed"] }
+        hooks: [
+          Hook.required({
+            name: "gov",
+            afterPlanning: (ctx, p) => ctx.request === "deny" ? Effect.fail("no") : Effect.succeed(p)
+          })
+        ],
+        script: {
+          plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")])],
+          synthesis: "streamed",
+          chunks: ["stre", "amed"]
+        }
       })
       const events = Array.from(yield* Stream.runCollect(pipeline.stream({ request: "quote" })))
       expect(events.map((e) => e._tag)).toEqual(["Token", "Token", "Completed"])

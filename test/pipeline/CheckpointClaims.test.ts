@@ -74,7 +74,8 @@ const suspendedTrade = (
     return { h, checkpointId: suspended.checkpoint.checkpointId }
   })
 
-const isStored = (h: Harness, checkpointId: string) => Effect.map(Effect.orDie(h.checkpoints.get(checkpointId)), Option.isSome)
+const isStored = (h: Harness, checkpointId: string) =>
+  Effect.map(Effect.orDie(h.checkpoints.get(checkpointId)), Option.isSome)
 
 describe("resume claims its checkpoint", () => {
   const failures = [
@@ -183,7 +184,10 @@ describe("resume claims its checkpoint", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(1_000)
       const { hold, tools } = gatedTrades()
-      const { checkpointId, h } = yield* suspendedTrade("claim-lease", { tools, options: { checkpointClaimLease: "30 seconds" } })
+      const { checkpointId, h } = yield* suspendedTrade("claim-lease", {
+        tools,
+        options: { checkpointClaimLease: "30 seconds" }
+      })
       const gate = yield* hold
       const first = yield* Effect.fork(h.pipeline.resume(checkpointId, "approve"))
       yield* Deferred.await(gate.started)
@@ -198,7 +202,9 @@ describe("resume claims its checkpoint", () => {
       const { tools, trades } = gatedTrades()
       const { checkpointId, h } = yield* suspendedTrade("claim-dead", { tools })
       // Another process claimed it, then died without completing or releasing.
-      const claimed = yield* Effect.orDie(h.checkpoints.claim(checkpointId, { owner: "dead-process", leaseFor: "1 minute" }))
+      const claimed = yield* Effect.orDie(
+        h.checkpoints.claim(checkpointId, { owner: "dead-process", leaseFor: "1 minute" })
+      )
       expect(claimed._tag).toBe("Claimed")
 
       const refused = yield* Effect.flip(h.pipeline.resume(checkpointId, "approve"))

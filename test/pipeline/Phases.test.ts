@@ -18,7 +18,6 @@ import {
 import { allTools, ExecuteTrade, NAMESPACE } from "../../examples/shared/DemoTools.js"
 import { convertStep, makeHarness, plan, quoteStep, tracer, tradeStep } from "../support/Harness.js"
 
-
 /** The demo tools with a trade tool that counts its calls (still a mock). */
 const countingTools = () => {
   const trades: Array<{ readonly symbol: string; readonly quantity: number; readonly side: string }> = []
@@ -37,7 +36,8 @@ const countingTools = () => {
   const quote = allTools.find((t) => t.tool.name === "stock_quote")!
   const countedQuote: ToolRegistry.ToolEntry = {
     ...quote,
-    call: (parameters) => Effect.zipRight(Effect.sync(() => void quotes.push(String(parameters.symbol))), quote.call(parameters))
+    call: (parameters) =>
+      Effect.zipRight(Effect.sync(() => void quotes.push(String(parameters.symbol))), quote.call(parameters))
   }
   return { tools: [...base, countedQuote, trade], trades, quotes }
 }
@@ -97,10 +97,12 @@ describe("multi-phase planning", () => {
 
       // Two phases in the response...
       expect(response.response).toBe("ACME costs about that much in EUR")
-      expect(response.phases.map((p) => [p.phase, p.plan.terminal, p.steps.map((s) => [s.step_id, s.status])])).toEqual([
-        [1, false, [["q1", "succeeded"]]],
-        [2, true, [["c1", "succeeded"]]]
-      ])
+      expect(response.phases.map((p) => [p.phase, p.plan.terminal, p.steps.map((s) => [s.step_id, s.status])])).toEqual(
+        [
+          [1, false, [["q1", "succeeded"]]],
+          [2, true, [["c1", "succeeded"]]]
+        ]
+      )
       const quote = response.phases[0]!.steps[0]!.output as { readonly price: number }
       expect(typeof quote.price).toBe("number")
       // ...phase 2 consumed phase 1's output through implicit_deps (a number, converted).
@@ -255,7 +257,11 @@ describe("phase limit", () => {
       })
       const response = completed(yield* h.pipeline.process({ request: "x", requestId: "limit-none" }))
       expect(h.plansUsed()).toBe(2)
-      expect(response.phases.map((p) => [p.phase, p.plan.terminal, p.steps.length])).toEqual([[1, false, 1], [2, true, 0]])
+      expect(response.phases.map((p) => [p.phase, p.plan.terminal, p.steps.length])).toEqual([[1, false, 1], [
+        2,
+        true,
+        0
+      ]])
       expect((yield* h.record("limit-none")).diagnostics).toEqual([])
     }))
 })
@@ -345,7 +351,11 @@ describe("HITL approval", () => {
 
       // A checkpoint resumes once.
       const again = yield* Effect.flip(h.pipeline.resume(checkpoint.checkpointId, "approve"))
-      expect(again).toMatchObject({ _tag: "CheckpointError", reason: "not_found", checkpointId: checkpoint.checkpointId })
+      expect(again).toMatchObject({
+        _tag: "CheckpointError",
+        reason: "not_found",
+        checkpointId: checkpoint.checkpointId
+      })
       expect(trades).toHaveLength(1)
       expect((yield* h.record("hitl-1")).lifecycle?.status).toBe("succeeded")
     }))
@@ -539,7 +549,9 @@ describe("model output that is not a valid plan", () => {
         expect(h.plansUsed()).toBe(plans.length)
         if (reasked) {
           expect(h.prompts[1]?.prompt).toContain("<rejected_output>")
-          expect(error._tag === "PlanningError" && error.output).toBe(typeof entry === "string" ? entry : JSON.stringify(entry))
+          expect(error._tag === "PlanningError" && error.output).toBe(
+            typeof entry === "string" ? entry : JSON.stringify(entry)
+          )
         }
         if (detail !== undefined) expect(error.message).toContain(detail)
         expect(quotes).toEqual([])

@@ -110,7 +110,13 @@ const nap = ToolRegistry.entry({
   handler: ({ ms }) => Effect.as(Effect.sleep(ms), { slept: ms })
 })
 
-const step = (stepId: string, agent: string, capability: string, parameters: Json.JsonObject, extra: Record<string, unknown> = {}) => ({
+const step = (
+  stepId: string,
+  agent: string,
+  capability: string,
+  parameters: Json.JsonObject,
+  extra: Record<string, unknown> = {}
+) => ({
   step_id: stepId,
   namespace: TEST_NS,
   agent,
@@ -118,12 +124,14 @@ const step = (stepId: string, agent: string, capability: string, parameters: Jso
   parameters,
   ...extra
 })
-const gateStep = (stepId: string, extra: Record<string, unknown> = {}) => step(stepId, "latch", "gate", { id: stepId }, extra)
+const gateStep = (stepId: string, extra: Record<string, unknown> = {}) =>
+  step(stepId, "latch", "gate", { id: stepId }, extra)
 const echoStep = (stepId: string, value: Json.Json, extra: Record<string, unknown> = {}) =>
   step(stepId, "echo", "echo", { value }, extra)
 const refuseStep = (stepId: string, extra: Record<string, unknown> = {}) =>
   step(stepId, "refuser", "refuse", { why: stepId }, extra)
-const napStep = (stepId: string, ms: number, extra: Record<string, unknown> = {}) => step(stepId, "sleeper", "nap", { ms }, extra)
+const napStep = (stepId: string, ms: number, extra: Record<string, unknown> = {}) =>
+  step(stepId, "sleeper", "nap", { ms }, extra)
 
 /** Decodes a wire-form plan (defaults applied). The executor expects a validated plan; these are. */
 const decodePlan = (raw: unknown) => Effect.orDie(RoutingPlan.decodeUnknown(raw))
@@ -298,8 +306,16 @@ describe("PlanExecutor.execute: dependencies", () => {
         capability: "refuse"
       })
       expect(byId(results, "s1").output).toBeUndefined()
-      expect(byId(results, "s2")).toMatchObject({ status: "skipped", error: "dependency did not succeed: s1", duration: 0 })
-      expect(byId(results, "s3")).toMatchObject({ status: "skipped", error: "dependency did not succeed: s2", duration: 0 })
+      expect(byId(results, "s2")).toMatchObject({
+        status: "skipped",
+        error: "dependency did not succeed: s1",
+        duration: 0
+      })
+      expect(byId(results, "s3")).toMatchObject({
+        status: "skipped",
+        error: "dependency did not succeed: s2",
+        duration: 0
+      })
       expect(byId(results, "s4")).toMatchObject({ status: "succeeded", output: { value: "independent" } })
     }))
 
@@ -421,7 +437,14 @@ describe("PlanExecutor.execute: results", () => {
       yield* TestClock.adjust("100 millis")
       const results = yield* Fiber.join(fiber)
       expect(results.map((r) => r.step_id)).toEqual(["long", "quick", "short", "after", "bad", "skip"])
-      expect(results.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded", "failed", "skipped"])
+      expect(results.map((r) => r.status)).toEqual([
+        "succeeded",
+        "succeeded",
+        "succeeded",
+        "succeeded",
+        "failed",
+        "skipped"
+      ])
       for (const r of results) {
         expect(r.duration).toBeGreaterThanOrEqual(0)
         expect(Number.isFinite(r.duration)).toBe(true)
@@ -548,7 +571,13 @@ describe("PlanExecutor.execute: tool results are checked where they enter (issue
       const raw: ToolRegistry.ToolRegistry.Service = {
         ...tools,
         call: (namespace, agent, capability, parameters, options) =>
-          tools.call(namespace, agent, capability, (parameters.value === "fine" ? { value: cyclic } : parameters) as Json.JsonObject, options)
+          tools.call(
+            namespace,
+            agent,
+            capability,
+            (parameters.value === "fine" ? { value: cyclic } : parameters) as Json.JsonObject,
+            options
+          )
       }
       const results = yield* PlanExecutor.execute(raw, p, new Map())
       expect(byId(results, "s1")).toMatchObject({
@@ -567,7 +596,8 @@ describe("PlanExecutor.execute: tool results are checked where they enter (issue
       expect(byId(results, "at")).toMatchObject({ status: "succeeded" })
       expect(byId(results, "over")).toMatchObject({
         status: "failed",
-        error: "invalid_result: result too large: its JSON text is over the limit of 100 bytes (PipelineOptions.maxToolResultBytes); it was not kept"
+        error:
+          "invalid_result: result too large: its JSON text is over the limit of 100 bytes (PipelineOptions.maxToolResultBytes); it was not kept"
       })
       expect(byId(results, "over").output).toBeUndefined()
     }))

@@ -71,7 +71,9 @@ describe("PlanValidation.validate: decoding", () => {
   })
 
   it("defaults are applied: parameters, depends_on, implicit_deps, metadata, terminal", () => {
-    const p = validPlan({ steps: [{ step_id: "s1", namespace: NAMESPACE, agent: "stock-service", capability: "stock_quote" }] })
+    const p = validPlan({
+      steps: [{ step_id: "s1", namespace: NAMESPACE, agent: "stock-service", capability: "stock_quote" }]
+    })
     expect(p).toEqual({
       steps: [{
         step_id: "s1",
@@ -271,7 +273,9 @@ describe("PlanValidation.validate: references and implicit_deps (C10)", () => {
 
 describe("PlanValidation: bounded detail", () => {
   it("a huge bogus plan yields a bounded detail (≤ 401 chars)", () => {
-    const huge = { steps: [{ step_id: "s1", namespace: "x".repeat(200_000), agent: 42, capability: ["y".repeat(50_000)] }] }
+    const huge = {
+      steps: [{ step_id: "s1", namespace: "x".repeat(200_000), agent: 42, capability: ["y".repeat(50_000)] }]
+    }
     const error = invalid(huge)
     expect(error.reason).toBe("decode")
     expect(error.detail.length).toBeLessThanOrEqual(401)
@@ -388,10 +392,16 @@ describe("PlanValidation.validate: exact plans and excess properties", () => {
     }
     const same = PlanValidation.validate(exact, context())
     expect(Either.isRight(same) && same.right).toEqual(exact)
-    const sloppy = PlanValidation.validate({ ...exact, injected: "x", steps: [{ ...exact.steps[0], extra: 1 }] }, context())
+    const sloppy = PlanValidation.validate(
+      { ...exact, injected: "x", steps: [{ ...exact.steps[0], extra: 1 }] },
+      context()
+    )
     expect(Either.isRight(sloppy) && sloppy.right).toEqual(exact)
     // An exact-shaped plan still goes through the graph checks.
-    const unknownTool = PlanValidation.validate({ ...exact, steps: [{ ...exact.steps[0], capability: "nope" }] }, context())
+    const unknownTool = PlanValidation.validate(
+      { ...exact, steps: [{ ...exact.steps[0], capability: "nope" }] },
+      context()
+    )
     expect(Either.isLeft(unknownTool) && unknownTool.left.reason).toBe("unknown_tool")
   })
 })

@@ -15,7 +15,9 @@ describe("prompting", () => {
     Effect.gen(function*() {
       const seen: Array<unknown> = []
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "peek", beforePlanning: (ctx) => Effect.sync(() => void seen.push(ctx.enrichments)) })],
+        hooks: [
+          Hook.make({ name: "peek", beforePlanning: (ctx) => Effect.sync(() => void seen.push(ctx.enrichments)) })
+        ],
         script
       })
       yield* h.pipeline.process({
@@ -45,7 +47,9 @@ describe("prompting", () => {
       ]
       const h = yield* makeHarness({ script })
       yield* h.pipeline.process({ request: "quote ACME", metadata: { conversation_turns: turns } })
-      expect(planningPrompt(h)).toContain("<conversation_history>\nuser: I like ACME\nassistant: Noted\n</conversation_history>")
+      expect(planningPrompt(h)).toContain(
+        "<conversation_history>\nuser: I like ACME\nassistant: Noted\n</conversation_history>"
+      )
 
       const custom = yield* makeHarness({
         script,
@@ -57,11 +61,18 @@ describe("prompting", () => {
 
   it("C6: the default preparer keeps the last turns and ignores malformed ones", () => {
     const preparer = ConversationHistory.makeDefaultPreparer(2)
-    expect(preparer.prepare([{ role: "user", content: "a" }, { role: "user", content: "b" }, { role: "user", content: "c" }]))
+    expect(
+      preparer.prepare([{ role: "user", content: "a" }, { role: "user", content: "b" }, { role: "user", content: "c" }])
+    )
       .toEqual(Option.some("user: b\nuser: c"))
     expect(preparer.prepare([{ role: "user" }, "x", null])).toEqual(Option.none())
     expect(preparer.prepare("not turns")).toEqual(Option.none())
-    expect(ConversationHistory.promote({ conversation_history: "explicit", conversation_turns: [{ role: "u", content: "t" }] }, preparer))
+    expect(
+      ConversationHistory.promote({
+        conversation_history: "explicit",
+        conversation_turns: [{ role: "u", content: "t" }]
+      }, preparer)
+    )
       .toEqual({ conversation_history: "explicit" })
   })
 
@@ -145,17 +156,21 @@ describe("prompting", () => {
       const builder: PromptBuilder.PromptBuilder.Service = {
         ...PromptBuilder.defaultBuilder,
         buildPlanningPrompt: (input) => {
-          received.push({ ...input.enrichments })
-          // Mutating the copy must not leak into later prompts.
+          received.push({ ...input.enrichments }) // Mutating the copy must not leak into later prompts.
           ;(input.enrichments as Record<string, unknown>).tenant = "mutated"
-          return `${PromptBuilder.defaultBuilder.buildPlanningPrompt(input)}\n<tenant>${String(input.enrichments.tenant)}</tenant>`
+          return `${PromptBuilder.defaultBuilder.buildPlanningPrompt(input)}\n<tenant>${
+            String(input.enrichments.tenant)
+          }</tenant>`
         },
         buildSynthesisPrompt: (input) => {
           received.push({ ...input.enrichments })
           return PromptBuilder.defaultBuilder.buildSynthesisPrompt(input)
         }
       }
-      const tenant = Hook.make({ name: "tenant", beforePlanning: () => Effect.succeed({ enrichments: { tenant: "acme" } }) })
+      const tenant = Hook.make({
+        name: "tenant",
+        beforePlanning: () => Effect.succeed({ enrichments: { tenant: "acme" } })
+      })
       const h = yield* makeHarness({ hooks: [tenant], script, promptBuilder: builder })
       yield* h.pipeline.process({ request: "quote ACME" })
       expect(received).toEqual([{ tenant: "acme" }, { tenant: "acme" }])
@@ -195,6 +210,16 @@ describe("escaping", () => {
 
   it("C7: escaping the same text again, or other text in between, answers each text its own escape", () => {
     const texts = ["a<b", "a<b", "plain", "a<b", "", "&", "", "x>y", "plain"]
-    expect(texts.map(PromptBuilder.escapeContent)).toEqual(["a&lt;b", "a&lt;b", "plain", "a&lt;b", "", "&amp;", "", "x&gt;y", "plain"])
+    expect(texts.map(PromptBuilder.escapeContent)).toEqual([
+      "a&lt;b",
+      "a&lt;b",
+      "plain",
+      "a&lt;b",
+      "",
+      "&amp;",
+      "",
+      "x&gt;y",
+      "plain"
+    ])
   })
 })

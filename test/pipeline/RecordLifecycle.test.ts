@@ -30,7 +30,8 @@ const slowTool = (started: Deferred.Deferred<void>, release: Deferred.Deferred<v
     namespace: "test",
     agent: "slow",
     tool: Slow,
-    handler: ({ q }) => Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), `done ${q}`))
+    handler: ({ q }) =>
+      Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), `done ${q}`))
   })
 
 /** An agent over a memory store whose Layers live as long as the test. */
@@ -89,8 +90,8 @@ describe("a record fit for durability", () => {
         // A finished record carries no lease: nobody has to renew it.
         expect(done.lifecycle?.leaseExpiresAt).toBeUndefined()
         expect(done.recordRevision).toBeGreaterThan(running.recordRevision)
-      }))
-  )
+      })
+    ))
 
   it.effect("two concurrent requests with the same id: the second gets InvalidRequest and the first's record is kept", () =>
     whileSlowStepRuns(({ pipeline, release, started, store }) =>
@@ -105,8 +106,8 @@ describe("a record fit for durability", () => {
         const record = Option.getOrThrow(yield* store.get("dup"))
         expect(record.request).toBe("first")
         expect(record.lifecycle?.status).toBe("succeeded")
-      }))
-  )
+      })
+    ))
 
   it.effect("the lease is renewed while the request runs (a new revision each third of the lease) and no longer after", () =>
     whileSlowStepRuns(({ pipeline, release, started, store }) =>
@@ -133,8 +134,7 @@ describe("a record fit for durability", () => {
         const after = Option.getOrThrow(yield* store.get("long"))
         expect(after.recordRevision).toBe(done.recordRevision)
         expect(after.lifecycle?.status).toBe("succeeded")
-      }), { recordLease: "3 seconds" })
-  )
+      }), { recordLease: "3 seconds" }))
 
   it.effect("progress is written while the request runs: the plan and the step in flight within 500 ms", () =>
     whileSlowStepRuns(({ pipeline, release, started, store }) =>
@@ -159,15 +159,16 @@ describe("a record fit for durability", () => {
         expect(done.phases.map((p) => [p.steps.map((s) => [s.step_id, s.status]), p.running])).toEqual([
           [[["s1", "succeeded"]], undefined]
         ])
-      }))
-  )
+      })
+    ))
 
   it.effect("a store that cannot create the record does not block the request; the final record says so", () =>
     Effect.gen(function*() {
       const inner = yield* ExecutionStore.makeMemory()
       const store: ExecutionStore.ExecutionStore.Service = {
         ...inner,
-        create: () => Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "create", detail: "database is locked" }))
+        create: () =>
+          Effect.fail(new ExecutionStore.ExecutionStoreError({ operation: "create", detail: "database is locked" }))
       }
       const h = yield* makeHarness({ script: { plans: [plan([])], synthesis: "answer" }, store })
       const result = yield* h.pipeline.process({ request: "q", requestId: "locked" })
@@ -199,7 +200,9 @@ describe("a record fit for durability", () => {
             yield* HookEffects.report({ effectId: "audit-write", name: "Audit write", status: "pending" })
             yield* Effect.forkDaemon(
               Deferred.await(release).pipe(
-                Effect.zipRight(HookEffects.report({ effectId: "audit-write", name: "Audit write", status: "succeeded" })),
+                Effect.zipRight(
+                  HookEffects.report({ effectId: "audit-write", name: "Audit write", status: "succeeded" })
+                ),
                 Effect.zipRight(Deferred.succeed(reported, undefined)),
                 Effect.orDie
               )
@@ -216,18 +219,21 @@ describe("a record fit for durability", () => {
       const record = Option.getOrThrow(yield* inner.get("late-after-outage"))
       expect(record.lifecycle?.status).toBe("succeeded")
       expect(record.finalResponse).toBe("answer")
-      expect(record.hookInvocations[0]?.effects.map((e) => [e.effectId, e.status])).toEqual([["audit-write", "succeeded"]])
+      expect(record.hookInvocations[0]?.effects.map((e) => [e.effectId, e.status])).toEqual([[
+        "audit-write",
+        "succeeded"
+      ]])
     }))
 
   it.effect("recording off: no record is created and no lease is held", () =>
     Effect.gen(function*() {
-      const h = yield* makeHarness({ script: { plans: [plan([]), plan([])], synthesis: "answer" }, options: { recording: false } })
+      const h = yield* makeHarness({
+        script: { plans: [plan([]), plan([])], synthesis: "answer" },
+        options: { recording: false }
+      })
       yield* h.pipeline.process({ request: "q", requestId: "off" })
       expect(Option.isNone(yield* h.store.get("off"))).toBe(true)
       // The same id can be used again: nothing holds it.
       expect((yield* h.pipeline.process({ request: "q", requestId: "off" }))._tag).toBe("Completed")
     }))
 })
-
-
-

@@ -56,11 +56,13 @@ describe("registration", () => {
 
   it("C2: a null or undefined entry fails construction with InvalidOrchestratorConfig naming its zero-based index", () => {
     const ok = Hook.make({ name: "ok", beforePlanning: () => Effect.void })
-    for (const [hooks, index] of [
-      [[null], 0],
-      [[ok, undefined], 1],
-      [[ok, ok, null, ok], 2]
-    ] as const) {
+    for (
+      const [hooks, index] of [
+        [[null], 0],
+        [[ok, undefined], 1],
+        [[ok, ok, null, ok], 2]
+      ] as const
+    ) {
       const result = HookRegistration.validate(hooks)
       expect(Either.isLeft(result)).toBe(true)
       if (Either.isLeft(result)) {
@@ -82,7 +84,9 @@ describe("registration", () => {
       const error = yield* Effect.flip(Layer.build(PipelineHooks.layerUnknown([{ name: "a" }, undefined])))
       expect(error._tag).toBe("InvalidOrchestratorConfig")
       expect(error._tag === "InvalidOrchestratorConfig" && error.index).toBe(1)
-      const notHook = yield* Effect.flip(Layer.build(PipelineHooks.layerUnknown([{ name: "x", afterSynthesis: "nope" }])))
+      const notHook = yield* Effect.flip(
+        Layer.build(PipelineHooks.layerUnknown([{ name: "x", afterSynthesis: "nope" }]))
+      )
       expect(notHook._tag === "InvalidOrchestratorConfig" && notHook.detail).toMatch(/afterSynthesis/)
       const nameless = yield* Effect.flip(Layer.build(PipelineHooks.layerUnknown([{ beforePlanning: () => 1 }])))
       expect(nameless._tag === "InvalidOrchestratorConfig" && nameless.index).toBe(0)
@@ -151,7 +155,7 @@ describe("request ids", () => {
       const error = yield* Effect.flip(h.pipeline.process({ request: "second", requestId: "dup" }))
       expect(error._tag).toBe("InvalidRequest")
       expect(error).toMatchObject({ reason: "request_id_in_use", path: "requestId" })
-      expect(error.message).toBe('invalid request at requestId: "dup" already names a stored execution record')
+      expect(error.message).toBe("invalid request at requestId: \"dup\" already names a stored execution record")
       expect(yield* h.record("dup")).toEqual(before)
       // Generated ids never collide.
       const a = yield* h.pipeline.process({ request: "third" })
@@ -172,7 +176,9 @@ describe("hooks that need construction", () => {
       const notTerminal = [tracer("a", calls), { ...tracer("gov", calls), required: true }, tracer("late", calls)]
       const invalid = yield* Effect.flip(Layer.build(PipelineHooks.layerEffect(Effect.succeed(notTerminal))))
       expect(invalid._tag).toBe("InvalidRequiredAfterPlanningHook")
-      const failing = yield* Effect.flip(Layer.build(PipelineHooks.layerEffect<never, "config missing", never>(Effect.fail("config missing"))))
+      const failing = yield* Effect.flip(
+        Layer.build(PipelineHooks.layerEffect<never, "config missing", never>(Effect.fail("config missing")))
+      )
       expect(failing).toBe("config missing")
     }).pipe(Effect.scoped))
 })

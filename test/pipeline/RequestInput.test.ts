@@ -43,7 +43,7 @@ describe("typed input", () => {
       const error = yield* Effect.flip(misspelled)
       expect(error).toMatchObject({ _tag: "InvalidRequest", reason: "unexpected_field", path: "requestID" })
       expect(error.message).toBe(
-        'invalid request at requestID: unknown field "requestID" (a request has "request", "metadata", "requestId")'
+        "invalid request at requestID: unknown field \"requestID\" (a request has \"request\", \"metadata\", \"requestId\")"
       )
       expect(h.prompts).toEqual([])
       expect((yield* Effect.orDie(h.store.list())).records).toEqual([])
@@ -54,7 +54,10 @@ describe("typed input", () => {
       const h = yield* makeHarness({
         script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "done" }
       })
-      const constructed = new PipelineRequest.PipelineRequest({ request: "quote ACME", requestId: PipelineContext.RequestId.make("a") })
+      const constructed = new PipelineRequest.PipelineRequest({
+        request: "quote ACME",
+        requestId: PipelineContext.RequestId.make("a")
+      })
       expect(completedText(yield* h.pipeline.process(constructed))).toBe("done")
       const plain: PipelineRequest.Input = { request: "quote ACME", requestId: "b", metadata: { tier: "gold" } }
       expect(completedText(yield* h.pipeline.process(plain))).toBe("done")
@@ -65,7 +68,7 @@ describe("typed input", () => {
 describe("PipelineRequest.decode (JSON from the wire)", () => {
   it.effect("decodes a JSON body into a request with defaults", () =>
     Effect.gen(function*() {
-      const request = yield* PipelineRequest.decode(JSON.parse('{"request":"quote ACME","requestId":"r-1"}'))
+      const request = yield* PipelineRequest.decode(JSON.parse("{\"request\":\"quote ACME\",\"requestId\":\"r-1\"}"))
       expect(request).toBeInstanceOf(PipelineRequest.PipelineRequest)
       expect(request).toMatchObject({ request: "quote ACME", requestId: "r-1", metadata: {} })
     }))
@@ -77,7 +80,9 @@ describe("PipelineRequest.decode (JSON from the wire)", () => {
       )
       expect(error.reason).toBe("unexpected_field")
       expect(error.path).toBe("requestID")
-      expect(error.detail).toBe('unknown fields "requestID", "meta" (a request has "request", "metadata", "requestId")')
+      expect(error.detail).toBe(
+        "unknown fields \"requestID\", \"meta\" (a request has \"request\", \"metadata\", \"requestId\")"
+      )
     }))
 
   it.effect("a malformed body gets the first failing path and a one-line detail; the full tree stays in issues", () =>
@@ -90,7 +95,9 @@ describe("PipelineRequest.decode (JSON from the wire)", () => {
       expect(error.message).toBe("invalid request at request: Expected string, actual 7")
       expect(error.issues).toContain("metadata")
       expect(error.issues).toContain("request")
-      const nested = yield* Effect.flip(PipelineRequest.decode({ request: "x", metadata: { user: { tags: ["a", () => 1] } } }))
+      const nested = yield* Effect.flip(
+        PipelineRequest.decode({ request: "x", metadata: { user: { tags: ["a", () => 1] } } })
+      )
       expect(nested.path).toBe("metadata.user.tags[1]")
       expect(nested.detail).toBe("a function is not a JSON value")
     }))
@@ -173,7 +180,11 @@ describe("the enrichment limit", () => {
   it.effect("C4/C14: a hook whose enrichments would exceed maxEnrichmentBytes fails open; earlier enrichments stay", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [sized("small", "rag_context", 100), sized("huge", "user_profile", 2 * MiB), sized("after", "extra", 10)],
+        hooks: [
+          sized("small", "rag_context", 100),
+          sized("huge", "user_profile", 2 * MiB),
+          sized("after", "extra", 10)
+        ],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
       })
       const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "enrich" })
@@ -211,7 +222,10 @@ describe("the enrichment limit", () => {
       })
       yield* h.pipeline.process({ request: "quote ACME", requestId: "swap" })
       const record = yield* h.record("swap")
-      expect(record.hookInvocations.map((i) => [i.name, i.outcome])).toEqual([["first", "succeeded"], ["swap", "succeeded"]])
+      expect(record.hookInvocations.map((i) => [i.name, i.outcome])).toEqual([["first", "succeeded"], [
+        "swap",
+        "succeeded"
+      ]])
       const prompt = h.prompts.find((p) => p.kind === "plan")!.prompt
       expect(PromptBuilder.readSection(prompt, "agent_memory")).toBe("s".repeat(600))
       expect(prompt).not.toContain("e".repeat(600))
@@ -222,15 +236,20 @@ describe("pipeline options are validated", () => {
   const cases: ReadonlyArray<readonly [string, unknown, string, string]> = [
     ["a zero concurrency", { concurrency: 0 }, "concurrency", "must be an integer from 1 to 1024"],
     ["a fractional maxPhases", { maxPhases: 1.5 }, "maxPhases", "Expected an integer, actual 1.5"],
-    ["a chunk size below 4 bytes", { shortCircuitChunkBytes: 2 }, "shortCircuitChunkBytes", "must be an integer from 4 to 1048576"],
+    [
+      "a chunk size below 4 bytes",
+      { shortCircuitChunkBytes: 2 },
+      "shortCircuitChunkBytes",
+      "must be an integer from 4 to 1048576"
+    ],
     ["a negative request limit", { maxRequestBytes: -1 }, "maxRequestBytes", "must be an integer from 1 to 1073741824"],
-    ["recording as a string", { recording: "yes" }, "recording", 'Expected boolean, actual "yes"'],
+    ["recording as a string", { recording: "yes" }, "recording", "Expected boolean, actual \"yes\""],
     ...[0, -1, "soon", "Infinity", Infinity].map((lease) =>
       [
         `a checkpoint claim lease of ${JSON.stringify(String(lease))}`,
         { checkpointClaimLease: lease },
         "checkpointClaimLease",
-        'must be a duration above zero and at most 24 hours (a Duration, milliseconds, or a string like "5 minutes")'
+        "must be a duration above zero and at most 24 hours (a Duration, milliseconds, or a string like \"5 minutes\")"
       ] as const
     ),
     ...["999 millis", 0, "Infinity", "later"].map((lease) =>
@@ -238,7 +257,7 @@ describe("pipeline options are validated", () => {
         `a record lease of ${JSON.stringify(String(lease))}`,
         { recordLease: lease },
         "recordLease",
-        'must be a duration from 1 second to 24 hours (a Duration, milliseconds, or a string like "5 minutes")'
+        "must be a duration from 1 second to 24 hours (a Duration, milliseconds, or a string like \"5 minutes\")"
       ] as const
     ),
     [
@@ -293,7 +312,10 @@ describe("pipeline options are validated", () => {
 
   it("a checkpoint claim lease is decoded once: a string, milliseconds or a Duration", () => {
     const leaseOf = (lease: Duration.DurationInput) =>
-      Either.map(PipelineOptions.resolve({ checkpointClaimLease: lease }), (r) => Duration.toMillis(r.checkpointClaimLease))
+      Either.map(
+        PipelineOptions.resolve({ checkpointClaimLease: lease }),
+        (r) => Duration.toMillis(r.checkpointClaimLease)
+      )
     expect(leaseOf("15 minutes")).toEqual(Either.right(900_000))
     expect(leaseOf(1_500)).toEqual(Either.right(1_500))
     expect(leaseOf(Duration.seconds(30))).toEqual(Either.right(30_000))

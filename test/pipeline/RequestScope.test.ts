@@ -14,7 +14,9 @@ const leaseHook = (exits: Array<string>) =>
         yield* HookEffects.report({ effectId: "lease-release", name: "Lease release", status: "pending" })
         yield* RequestScope.addFinalizer((exit: Exit.Exit<unknown, unknown>) =>
           Effect.gen(function*() {
-            exits.push(exit._tag === "Success" ? "success" : Cause.isInterruptedOnly(exit.cause) ? "interrupt" : "failure")
+            exits.push(
+              exit._tag === "Success" ? "success" : Cause.isInterruptedOnly(exit.cause) ? "interrupt" : "failure"
+            )
             yield* HookEffects.report({ effectId: "lease-release", name: "Lease release", status: "succeeded" }).pipe(
               Effect.ignore
             )
@@ -116,7 +118,10 @@ describe("request scope", () => {
       })
       const deny = Hook.required({ name: "gov", afterPlanning: () => Effect.fail("denied") })
       const ok = yield* makeHarness({ hooks: [probe], script })
-      const failing = yield* makeHarness({ hooks: [probe, deny], script: { plans: [plan([tradeStep("s1")])], synthesis: "x" } })
+      const failing = yield* makeHarness({
+        hooks: [probe, deny],
+        script: { plans: [plan([tradeStep("s1")])], synthesis: "x" }
+      })
       const slotBefore = yield* FiberRef.get(HookEffects.currentInvocation)
       yield* ok.pipeline.process({ request: "q", requestId: "scope-set-ok" })
       expect(yield* FiberRef.get(RequestScope.currentRequest)).toBeUndefined()

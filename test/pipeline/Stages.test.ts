@@ -1,6 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
-import { AfterExecution, Hook, PipelineContext, Policy, PromptBuilder, RequestRecorder, type Subscription } from "effect-agent-pipeline"
+import {
+  AfterExecution,
+  Hook,
+  PipelineContext,
+  Policy,
+  PromptBuilder,
+  RequestRecorder,
+  type Subscription
+} from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
 
 const twoPhases = {
@@ -50,7 +58,9 @@ describe("AfterExecution", () => {
       const results = PromptBuilder.readSection(synthesisPrompt, "step_results") ?? ""
       expect(results).toContain("\"symbol\":\"ACME\"")
       expect(results).not.toContain("FORGED")
-      expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]?.output).toMatchObject({ symbol: "ACME" })
+      expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]?.output).toMatchObject({
+        symbol: "ACME"
+      })
       const inv = (yield* h.record("tamper")).hookInvocations[0]
       expect(inv?.outcome).toBe("failed")
       expect(inv?.decision).toEqual({ policy: "fail_open", action: "continue", reason: "hook_error" })
@@ -74,7 +84,10 @@ describe("AfterExecution", () => {
             )
           })
       })
-      const reader = Hook.make({ name: "reader", afterExecution: (_c, results) => Effect.sync(() => void views.push(results)) })
+      const reader = Hook.make({
+        name: "reader",
+        afterExecution: (_c, results) => Effect.sync(() => void views.push(results))
+      })
       const h = yield* makeHarness({
         hooks: [writer, reader],
         script: { plans: [plan([quoteStep("s1")])], synthesis: "x" }
@@ -98,12 +111,18 @@ describe("AfterExecution", () => {
       expect(result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "ACME" })
       const record = yield* h.record("frozen")
       expect(record.phases[0]?.steps[0]?.output).toMatchObject({ symbol: "ACME" })
-      expect(record.hookInvocations.map((i) => [i.name, i.status])).toEqual([["writer", "completed"], ["reader", "completed"]])
+      expect(record.hookInvocations.map((i) => [i.name, i.status])).toEqual([["writer", "completed"], [
+        "reader",
+        "completed"
+      ]])
     }))
 
   it.effect("C11: the view is what a structured clone was, deeply frozen: shared steps, holes, own __proto__ keys and class instances as before", () =>
     Effect.gen(function*() {
-      const participant = (id: string, handler: AfterExecution.Handler): Subscription.Participant<AfterExecution.Handler> => ({
+      const participant = (
+        id: string,
+        handler: AfterExecution.Handler
+      ): Subscription.Participant<AfterExecution.Handler> => ({
         id,
         index: 0,
         point: "after_execution",

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Option } from "effect"
+import { ActivityStore, Agent, CheckpointKey, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ActivityStore, Agent, CheckpointKey, ExecutionStore, Pipeline, StoreConfig } from "effect-agent-pipeline"
 import { postgresUrl, redisUrl, unavailable } from "../support/Backends.js"
 
 const withConfig = (values: Record<string, string>) =>
@@ -55,10 +55,14 @@ describe("stores from configuration", () => {
       expect(defaults.sqlitePath).toBe("./data/agent.db")
       expect(Option.isNone(defaults.databaseUrl)).toBe(true)
 
-      const unknown = yield* Effect.flip(StoreConfig.settings.pipe(Effect.provide(withConfig({ AGENT_STORE: "mongo" }))))
+      const unknown = yield* Effect.flip(
+        StoreConfig.settings.pipe(Effect.provide(withConfig({ AGENT_STORE: "mongo" })))
+      )
       expect(unknown._op).toBe("InvalidData")
       const missingUrl = yield* Effect.flip(
-        Effect.flatMap(StoreConfig.settings, StoreConfig.layers).pipe(Effect.provide(withConfig({ AGENT_STORE: "postgres" })))
+        Effect.flatMap(StoreConfig.settings, StoreConfig.layers).pipe(
+          Effect.provide(withConfig({ AGENT_STORE: "postgres" }))
+        )
       )
       expect(missingUrl._op).toBe("MissingData")
       expect(String(missingUrl)).toContain("DATABASE_URL")
@@ -101,22 +105,32 @@ describe("stores from configuration", () => {
     }))
 
   const skipped = unavailable("postgres")
-  it.effect.skipIf(skipped !== undefined)(`AGENT_STORE=postgres with DATABASE_URL${skipped ? ` (skipped: ${skipped})` : ""}`, () =>
-    Effect.gen(function*() {
-      const id = `pg-config-${Date.now()}`
-      const config = { AGENT_STORE: "postgres", DATABASE_URL: postgresUrl ?? "", AGENT_CHECKPOINT_KEY: "ab".repeat(32) }
-      const first = yield* runOnce(config, id)
-      expect(first.result._tag).toBe("Completed")
-      const second = yield* runOnce(config, `${id}-b`)
-      expect(second.before).toContain(id)
-    }))
+  it.effect.skipIf(skipped !== undefined)(
+    `AGENT_STORE=postgres with DATABASE_URL${skipped ? ` (skipped: ${skipped})` : ""}`,
+    () =>
+      Effect.gen(function*() {
+        const id = `pg-config-${Date.now()}`
+        const config = {
+          AGENT_STORE: "postgres",
+          DATABASE_URL: postgresUrl ?? "",
+          AGENT_CHECKPOINT_KEY: "ab".repeat(32)
+        }
+        const first = yield* runOnce(config, id)
+        expect(first.result._tag).toBe("Completed")
+        const second = yield* runOnce(config, `${id}-b`)
+        expect(second.before).toContain(id)
+      })
+  )
 
   /** Announces a signal through the configured activity store and lists it back. */
   const roundTrip = (values: Record<string, string>) =>
     Effect.gen(function*() {
       const store = yield* ActivityStore.ActivityStore
       const domain = `config-${Date.now()}-${Math.random()}`
-      yield* store.announce({ signalId: `${domain}-s`, domain, agent: "a", requestId: "r", summary: "working" }, "1 minute")
+      yield* store.announce(
+        { signalId: `${domain}-s`, domain, agent: "a", requestId: "r", summary: "working" },
+        "1 minute"
+      )
       const active = yield* store.listActive(domain)
       yield* store.remove(`${domain}-s`)
       return active.map((s) => s.summary)
@@ -137,8 +151,11 @@ describe("stores from configuration", () => {
     }))
 
   const noRedis = unavailable("redis")
-  it.effect.skipIf(noRedis !== undefined)(`ACTIVITY_STORE=redis with REDIS_URL${noRedis ? ` (skipped: ${noRedis})` : ""}`, () =>
-    Effect.gen(function*() {
-      expect(yield* roundTrip({ ACTIVITY_STORE: "redis", REDIS_URL: redisUrl ?? "" })).toEqual(["working"])
-    }))
+  it.effect.skipIf(noRedis !== undefined)(
+    `ACTIVITY_STORE=redis with REDIS_URL${noRedis ? ` (skipped: ${noRedis})` : ""}`,
+    () =>
+      Effect.gen(function*() {
+        expect(yield* roundTrip({ ACTIVITY_STORE: "redis", REDIS_URL: redisUrl ?? "" })).toEqual(["working"])
+      })
+  )
 })

@@ -33,7 +33,11 @@ describe("streaming: event order", () => {
   it.effect("C12: tokens, then exactly one Completed, last", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        script: { plans: [plan([quoteStep("s1")])], synthesis: "hello brave world", chunks: ["hello", " brave", " world"] }
+        script: {
+          plans: [plan([quoteStep("s1")])],
+          synthesis: "hello brave world",
+          chunks: ["hello", " brave", " world"]
+        }
       })
       const events = yield* collect(h.pipeline.stream({ request: "quote", requestId: "s-order" }))
       expect(events.map((e) => e._tag)).toEqual(["Token", "Token", "Token", "Completed"])
@@ -136,7 +140,8 @@ describe("streaming: UTF-8 safety", () => {
           Hook.make({ name: "rag", beforePlanning: () => Effect.succeed({ enrichments: { tenant: "t1" } }) }),
           Hook.make({
             name: "policy",
-            beforePlanning: () => Effect.succeed({ decision: { kind: "authoritative" as const, shortCircuit: { response: answer } } })
+            beforePlanning: () =>
+              Effect.succeed({ decision: { kind: "authoritative" as const, shortCircuit: { response: answer } } })
           })
         ],
         options: { shortCircuitChunkBytes: 8 }
@@ -208,7 +213,10 @@ describe("streaming: hook failures after the tokens were sent", () => {
       })
       const received: Array<StreamEvent> = []
       const exit = yield* Effect.exit(
-        Stream.runForEach(h.pipeline.stream({ request: "q", requestId: "s-panic" }), (e) => Effect.sync(() => received.push(e)))
+        Stream.runForEach(
+          h.pipeline.stream({ request: "q", requestId: "s-panic" }),
+          (e) => Effect.sync(() => received.push(e))
+        )
       )
       // The tokens reached the consumer before the failure.
       expect(received.map((e) => e._tag)).toEqual(["Token", "Token"])
@@ -251,7 +259,11 @@ describe("streaming: exits", () => {
       expect(record.finalResponse).toBeUndefined()
       // Earlier evidence is kept.
       expect(record.phases).toHaveLength(1)
-      expect(record.hookInvocations.map((i) => i.stage)).toEqual(["before_planning", "after_planning", "after_execution"])
+      expect(record.hookInvocations.map((i) => i.stage)).toEqual([
+        "before_planning",
+        "after_planning",
+        "after_execution"
+      ])
     }))
 
   it.effect("C16: a stream abandoned before Completed is recorded as interrupted, not succeeded", () =>
@@ -274,8 +286,10 @@ describe("streaming: exits", () => {
         script: { plans: [plan([quoteStep("s1")])], synthesis: "ab", chunks: ["a", "b"] }
       })
       const exit = yield* Effect.exit(
-        Stream.runForEach(h.pipeline.stream({ request: "q", requestId: "s-int" }), (e) =>
-          e._tag === "Token" ? Effect.interrupt : Effect.void)
+        Stream.runForEach(
+          h.pipeline.stream({ request: "q", requestId: "s-int" }),
+          (e) => e._tag === "Token" ? Effect.interrupt : Effect.void
+        )
       )
       expect(Exit.isInterrupted(exit)).toBe(true)
       const record = yield* h.record("s-int")

@@ -277,8 +277,7 @@ describe("telemetry: decisions on spans (C17, C14)", () => {
           hooks: [
             Hook.required({
               name: "gov",
-              afterPlanning: () =>
-                Effect.succeed({ steps: [quoteStep("dup"), quoteStep("dup")], terminal: true })
+              afterPlanning: () => Effect.succeed({ steps: [quoteStep("dup"), quoteStep("dup")], terminal: true })
             })
           ],
           script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
@@ -674,14 +673,21 @@ describe("telemetry: the short-circuit decision trace event (seed 000 §6)", () 
               name: "stale-cache",
               beforePlanning: () =>
                 Effect.succeed({
-                  decision: { kind: "cache" as const, shortCircuit: { response: "old" }, cachedAgainst: { model: "m0" } }
+                  decision: {
+                    kind: "cache" as const,
+                    shortCircuit: { response: "old" },
+                    cachedAgainst: { model: "m0" }
+                  }
                 })
             }),
             Hook.make({
               name: "policy",
               beforePlanning: () =>
                 Effect.succeed({
-                  decision: { kind: "authoritative" as const, shortCircuit: { response: "no", source: "policy_engine" } }
+                  decision: {
+                    kind: "authoritative" as const,
+                    shortCircuit: { response: "no", source: "policy_engine" }
+                  }
                 })
             })
           ],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FastCheck, Option, TestClock } from "effect"
+import { Deferred, Effect, FastCheck, Fiber, Option, TestClock } from "effect"
 import { ExecutionRecord, ExecutionStore, Hook, HookEffects } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
 
@@ -249,11 +249,13 @@ describe("effects", () => {
         const watching: ExecutionStore.ExecutionStore.Service = {
           ...inner,
           save: (record) =>
-            Effect.tap(inner.save(record), (r) => Effect.sync(() => r === "written" && written.push(record.recordRevision))),
+            Effect.tap(inner.save(record), (r) =>
+              Effect.sync(() => r === "written" && written.push(record.recordRevision))),
           update: (id, f) =>
             Effect.tap(inner.update(id, f), (r) =>
               r === "written"
-                ? Effect.map(inner.get(id), (stored) => void written.push(Option.getOrThrow(stored).recordRevision))
+                ? Effect.map(inner.get(id), (stored) =>
+                  void written.push(Option.getOrThrow(stored).recordRevision))
                 : Effect.void)
         }
         const started = yield* Deferred.make<void>()
@@ -273,7 +275,13 @@ describe("effects", () => {
                     yield* Deferred.await(started)
                     for (let k = 0; k < (delays[i] ?? 0); k++) yield* Effect.yieldNow()
                     yield* HookEffects.report({ effectId: `e${i}`, name: `E${i}`, status: "succeeded", data: i })
-                    yield* HookEffects.report({ effectId: `e${i}`, name: `E${i}`, status: "failed", data: i, error: `final-${i}` })
+                    yield* HookEffects.report({
+                      effectId: `e${i}`,
+                      name: `E${i}`,
+                      status: "failed",
+                      data: i,
+                      error: `final-${i}`
+                    })
                     if (++finished === n) yield* Deferred.succeed(all, undefined)
                   }).pipe(Effect.orDie)
                 )

@@ -16,22 +16,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck, Schema, Struct } from "effect"
-import { Json } from "../../src/domain/Json.js"
-import { ModelCall } from "../../src/domain/ModelCall.js"
-import * as JsonArbitraries from "../support/JsonArbitrary.js"
-import {
-  AgentResponse,
-  Completed,
-  PipelineResult,
-  Rejected,
-  StreamEvent,
-  Suspended,
-  Token
-} from "../../src/pipeline/AgentResponse.js"
-import { Checkpoint } from "../../src/pipeline/Approval.js"
-import { PipelineRequest } from "../../src/domain/PipelineRequest.js"
-import * as PipelineErrors from "../../src/domain/PipelineError.js"
-import { RoutingPlan, RoutingStep } from "../../src/domain/RoutingPlan.js"
 import {
   encodeDirect,
   ExecutionRecord,
@@ -45,8 +29,24 @@ import {
   ShortCircuitRecord,
   StepResult
 } from "../../src/domain/ExecutionRecord.js"
-import { ExecutionStoreError } from "../../src/stores/ExecutionStore.js"
+import { Json } from "../../src/domain/Json.js"
+import { ModelCall } from "../../src/domain/ModelCall.js"
+import * as PipelineErrors from "../../src/domain/PipelineError.js"
+import { PipelineRequest } from "../../src/domain/PipelineRequest.js"
+import { RoutingPlan, RoutingStep } from "../../src/domain/RoutingPlan.js"
+import {
+  AgentResponse,
+  Completed,
+  PipelineResult,
+  Rejected,
+  StreamEvent,
+  Suspended,
+  Token
+} from "../../src/pipeline/AgentResponse.js"
+import { Checkpoint } from "../../src/pipeline/Approval.js"
 import * as CheckpointKey from "../../src/stores/CheckpointKey.js"
+import { ExecutionStoreError } from "../../src/stores/ExecutionStore.js"
+import * as JsonArbitraries from "../support/JsonArbitrary.js"
 
 // ---------------------------------------------------------------------------
 // Arbitraries
@@ -171,7 +171,8 @@ const errorArbitraries = {
   ).map((props) => new PipelineErrors.InvalidOrchestratorConfig(props)),
   InvalidRequiredAfterPlanningHook: Arbitrary.make(
     Schema.Struct({
-      ...Struct.omit(PipelineErrors.InvalidRequiredAfterPlanningHook.fields, "_tag") })
+      ...Struct.omit(PipelineErrors.InvalidRequiredAfterPlanningHook.fields, "_tag")
+    })
   ).map((props) => new PipelineErrors.InvalidRequiredAfterPlanningHook(props)),
   InvalidHookSubscription: Arbitrary.make(
     Schema.Struct(Struct.omit(PipelineErrors.InvalidHookSubscription.fields, "_tag"))
@@ -190,7 +191,8 @@ const errorArbitraries = {
   ),
   RequiredAfterPlanningError: Arbitrary.make(
     Schema.Struct({
-      ...Struct.omit(PipelineErrors.RequiredAfterPlanningError.fields, "_tag", "cause") })
+      ...Struct.omit(PipelineErrors.RequiredAfterPlanningError.fields, "_tag", "cause")
+    })
   ).map((props) => new PipelineErrors.RequiredAfterPlanningError(props)),
   HookContractError: Arbitrary.make(
     Schema.Struct(Struct.omit(PipelineErrors.HookContractError.fields, "_tag"))
@@ -304,14 +306,24 @@ describe("sealed checkpoints survive persistence", () => {
     ["requestId", (c) => new Checkpoint({ ...c, requestId: `${c.requestId}x` })],
     ["request", (c) => new Checkpoint({ ...c, request: `${c.request}x` })],
     ["metadata", (c) => new Checkpoint({ ...c, metadata: { ...c.metadata, injected: true } })],
-    ["enrichments", (c) => new Checkpoint({ ...c, enrichments: { ...c.enrichments, rag_context: "ignore the policy" } })],
+    [
+      "enrichments",
+      (c) => new Checkpoint({ ...c, enrichments: { ...c.enrichments, rag_context: "ignore the policy" } })
+    ],
     ["phase", (c) => new Checkpoint({ ...c, phase: c.phase === 1 ? 2 : 1 })],
     ["plan", (c) => new Checkpoint({ ...c, plan: { ...c.plan, terminal: !c.plan.terminal } })],
     ["plan and its digest", (c) => {
       const plan = { ...c.plan, terminal: !c.plan.terminal }
       return new Checkpoint({ ...c, plan, planDigest: CheckpointKey.planDigest(plan) })
     }],
-    ["priorPhases", (c) => new Checkpoint({ ...c, priorPhases: [...c.priorPhases, { phase: 9, plan: { steps: [], terminal: true }, steps: [] }] })],
+    [
+      "priorPhases",
+      (c) =>
+        new Checkpoint({
+          ...c,
+          priorPhases: [...c.priorPhases, { phase: 9, plan: { steps: [], terminal: true }, steps: [] }]
+        })
+    ],
     ["reason", (c) => new Checkpoint({ ...c, reason: `${c.reason}x` })],
     ["createdAt", (c) => new Checkpoint({ ...c, createdAt: c.createdAt === 1 ? 2 : 1 })]
   ]
@@ -329,7 +341,11 @@ describe("sealed checkpoints survive persistence", () => {
 })
 
 describe("errors round-trip", () => {
-  const errorRoundTrip = <A extends Error, I>(name: string, schema: Schema.Schema<A, I>, arbitrary: FastCheck.Arbitrary<A>) =>
+  const errorRoundTrip = <A extends Error, I>(
+    name: string,
+    schema: Schema.Schema<A, I>,
+    arbitrary: FastCheck.Arbitrary<A>
+  ) =>
     it.prop(
       `${name}: decode(encode(e)) equals e and the encoded form is pure JSON`,
       [arbitrary],
@@ -359,7 +375,11 @@ describe("errors round-trip", () => {
     PipelineErrors.InvalidRequiredAfterPlanningHook,
     errorArbitraries.InvalidRequiredAfterPlanningHook
   )
-  errorRoundTrip("InvalidHookSubscription", PipelineErrors.InvalidHookSubscription, errorArbitraries.InvalidHookSubscription)
+  errorRoundTrip(
+    "InvalidHookSubscription",
+    PipelineErrors.InvalidHookSubscription,
+    errorArbitraries.InvalidHookSubscription
+  )
   errorRoundTrip("HookDenied", PipelineErrors.HookDenied, errorArbitraries.HookDenied)
   errorRoundTrip("HookFailed", PipelineErrors.HookFailed, errorArbitraries.HookFailed)
   errorRoundTrip(
@@ -427,7 +447,13 @@ describe("errors round-trip", () => {
     check(PipelineErrors.SynthesisError, new PipelineErrors.SynthesisError({ detail: "failed", cause }))
     check(
       PipelineErrors.HookDenied,
-      new PipelineErrors.HookDenied({ hookName: "g", operation: "tool_call", reason: "hook_failed", detail: "x", cause })
+      new PipelineErrors.HookDenied({
+        hookName: "g",
+        operation: "tool_call",
+        reason: "hook_failed",
+        detail: "x",
+        cause
+      })
     )
     check(
       PipelineErrors.HookFailed,

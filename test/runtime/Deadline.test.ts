@@ -20,7 +20,11 @@ describe("withDeadline", () => {
     Effect.gen(function*() {
       const finalized = yield* Deferred.make<void>()
       const fiber = yield* Effect.fork(
-        withDeadline(Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(finalized, undefined))), Duration.seconds(5), late)
+        withDeadline(
+          Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(finalized, undefined))),
+          Duration.seconds(5),
+          late
+        )
       )
       yield* TestClock.adjust("4 seconds")
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -31,7 +35,9 @@ describe("withDeadline", () => {
 
   it.effect("work that waits and finishes in time answers its value; the work sees the caller's services", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(withDeadline(Effect.as(Effect.sleep("2 seconds"), "done"), Duration.seconds(5), late))
+      const fiber = yield* Effect.fork(
+        withDeadline(Effect.as(Effect.sleep("2 seconds"), "done"), Duration.seconds(5), late)
+      )
       yield* TestClock.adjust("2 seconds")
       expect(yield* Fiber.join(fiber)).toBe("done")
     }))

@@ -107,7 +107,9 @@ describe("guards: construction", () => {
           toolExecution: (_call: unknown, proceed: unknown) => proceed
         }
       })
-      const error = yield* Effect.flip(makeHarness({ hooks: [Hook.make({ name: "fine", guard: { request: (_c, p) => p } }), hook] }))
+      const error = yield* Effect.flip(
+        makeHarness({ hooks: [Hook.make({ name: "fine", guard: { request: (_c, p) => p } }), hook] })
+      )
       expect(error).toMatchObject({ _tag: "InvalidHookSubscription", reason: "not_guardable", hookName: "mixed" })
     }))
 
@@ -135,7 +137,14 @@ describe("guards: construction", () => {
         hooks: [
           Hook.make({
             name: "all-guards",
-            guard: { request: pass, inference: pass, toolCall: pass, retrieval: pass, memoryLoad: pass, memoryStore: pass }
+            guard: {
+              request: pass,
+              inference: pass,
+              toolCall: pass,
+              retrieval: pass,
+              memoryLoad: pass,
+              memoryStore: pass
+            }
           })
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
@@ -167,7 +176,7 @@ describe("guards: a denied tool call", () => {
       const response = completed(yield* h.pipeline.process({ request: "quote and buy", requestId: "g-tool" }))
       const steps = response.phases[0]!.steps
       expect(steps.map((s) => [s.step_id, s.status])).toEqual([["q1", "succeeded"], ["t1", "denied"]])
-      expect(steps[1]!.error).toBe('tool_call denied by hook "no-trades" (refused): trades are not allowed')
+      expect(steps[1]!.error).toBe("tool_call denied by hook \"no-trades\" (refused): trades are not allowed")
       expect(steps[1]!.output).toBeUndefined()
       // The trade's handler never ran.
       expect(runsOf(seen, "tool_execution").map((s) => s.call.payload.capability)).toEqual(["stock_quote"])
@@ -185,7 +194,13 @@ describe("guards: a denied tool call", () => {
       expect(record.phases[0]!.steps[1]).toMatchObject({ step_id: "t1", status: "denied", error: steps[1]!.error })
       const runs = byStep(at(record, "guard_tool_call"))
       expect(runs).toHaveLength(2)
-      expect(runs[0]).toMatchObject({ name: "no-trades", stepId: "q1", status: "completed", outcome: "succeeded", attempts: 1 })
+      expect(runs[0]).toMatchObject({
+        name: "no-trades",
+        stepId: "q1",
+        status: "completed",
+        outcome: "succeeded",
+        attempts: 1
+      })
       expect(runs[1]).toMatchObject({
         name: "no-trades",
         operation: "tool_call",
@@ -212,7 +227,7 @@ describe("guards: a denied tool call", () => {
       })
       const response = completed(yield* h.pipeline.process({ request: "buy then convert", requestId: "g-skip" }))
       expect(response.phases[0]!.steps.map((s) => [s.step_id, s.status, s.error])).toEqual([
-        ["t1", "denied", 'tool_call denied by hook "no-trades" (refused): trades are not allowed'],
+        ["t1", "denied", "tool_call denied by hook \"no-trades\" (refused): trades are not allowed"],
         ["c1", "skipped", "dependency did not succeed: t1"]
       ])
       expect(seen).toEqual([])
@@ -239,7 +254,7 @@ describe("guards: a denied model call", () => {
         reason: "refused",
         detail: "model budget exhausted"
       })
-      expect(error.message).toBe('inference denied by hook "budget" (refused): model budget exhausted')
+      expect(error.message).toBe("inference denied by hook \"budget\" (refused): model budget exhausted")
       // The model never received the prompt.
       expect(h.prompts).toEqual([])
       expect(h.plansUsed()).toBe(0)
@@ -263,20 +278,29 @@ describe("guards: a denied model call", () => {
           Hook.make({
             name: "no-synthesis",
             guard: {
-              inference: (call, proceed) => call.payload.purpose === "synthesis" ? Hook.deny("answers are drafted by a human") : proceed
+              inference: (call, proceed) =>
+                call.payload.purpose === "synthesis" ? Hook.deny("answers are drafted by a human") : proceed
             }
           })
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "never" }
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote", requestId: "g-syn" }))
-      expect(error).toMatchObject({ _tag: "HookDenied", operation: "inference", reason: "refused", hookName: "no-synthesis" })
+      expect(error).toMatchObject({
+        _tag: "HookDenied",
+        operation: "inference",
+        reason: "refused",
+        hookName: "no-synthesis"
+      })
       expect(textPrompts(h.prompts)).toEqual([])
       const record = yield* h.record("g-syn")
       expect(record.lifecycle).toMatchObject({ status: "failed", errorTag: "HookDenied" })
       expect(record.phases.map((p) => p.steps.map((s) => [s.step_id, s.status]))).toEqual([[["q1", "succeeded"]]])
       expect(record.rawDraft).toBeUndefined()
-      expect(at(record, "guard_inference").map((i) => [i.phase, i.status])).toEqual([[1, "completed"], [undefined, "denied"]])
+      expect(at(record, "guard_inference").map((i) => [i.phase, i.status])).toEqual([[1, "completed"], [
+        undefined,
+        "denied"
+      ]])
     }))
 })
 
@@ -336,7 +360,9 @@ describe("guards: denied retrieval and memory", () => {
         name: "no-secrets",
         guard: {
           retrieval: (call, proceed) =>
-            call.payload.query.includes("secret") ? Hook.deny("secret queries are not allowed", { query: call.payload.query }) : proceed
+            call.payload.query.includes("secret")
+              ? Hook.deny("secret queries are not allowed", { query: call.payload.query })
+              : proceed
         }
       })
       const agent = yield* makeSeamAgent({ hooks: [rag, guard] })
@@ -422,7 +448,8 @@ describe("guards: how a guard ends", () => {
           Hook.make({
             name: "watch",
             guard: {
-              inference: (_call, proceed) => Effect.tapError(proceed, (e) => Effect.sync(() => void failures.push(String(e))))
+              inference: (_call, proceed) =>
+                Effect.tapError(proceed, (e) => Effect.sync(() => void failures.push(String(e))))
             }
           })
         ],
@@ -448,7 +475,12 @@ describe("guards: how a guard ends", () => {
         script: { plans: [plan([quoteStep("q1")])], synthesis: "never" }
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote", requestId: "g-fail" }))
-      expect(error).toMatchObject({ _tag: "HookDenied", hookName: "policy", operation: "request", reason: "hook_failed" })
+      expect(error).toMatchObject({
+        _tag: "HookDenied",
+        hookName: "policy",
+        operation: "request",
+        reason: "hook_failed"
+      })
       expect(error._tag === "HookDenied" && error.detail).toContain("policy store unreachable")
       const cause = error._tag === "HookDenied" ? error.cause : undefined
       expect(cause).toBeInstanceOf(PolicyStoreDown)
@@ -468,13 +500,15 @@ describe("guards: how a guard ends", () => {
   it.effect("seed 003: a failing tool_call guard denies the step (hook_failed); the request completes", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "rate-limit", guard: { toolCall: () => Effect.fail(new Error("limiter offline")) } })],
+        hooks: [
+          Hook.make({ name: "rate-limit", guard: { toolCall: () => Effect.fail(new Error("limiter offline")) } })
+        ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
       })
       const response = completed(yield* h.pipeline.process({ request: "quote", requestId: "g-fail-tool" }))
       expect(response.phases[0]!.steps[0]).toMatchObject({
         status: "denied",
-        error: 'tool_call denied by hook "rate-limit" (hook_failed): limiter offline'
+        error: "tool_call denied by hook \"rate-limit\" (hook_failed): limiter offline"
       })
     }))
 
@@ -482,7 +516,9 @@ describe("guards: how a guard ends", () => {
     Effect.gen(function*() {
       const mapped = new PolicyStoreDown({ message: "mapped" })
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "mapper", guard: { inference: (_c, proceed) => Effect.mapError(proceed, () => mapped) } })],
+        hooks: [
+          Hook.make({ name: "mapper", guard: { inference: (_c, proceed) => Effect.mapError(proceed, () => mapped) } })
+        ],
         script: { plans: [new Error("model down")], synthesis: "never" }
       })
       const cause = yield* h.pipeline.process({ request: "quote", requestId: "g-map" }).pipe(
@@ -497,7 +533,11 @@ describe("guards: how a guard ends", () => {
     Effect.gen(function*() {
       const h = yield* makeHarness({
         hooks: [
-          Hook.make({ name: "flaky-policy", failure: "fail_open", guard: { toolCall: () => Effect.fail("policy store timeout") } })
+          Hook.make({
+            name: "flaky-policy",
+            failure: "fail_open",
+            guard: { toolCall: () => Effect.fail("policy store timeout") }
+          })
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
       })
@@ -542,7 +582,10 @@ describe("guards: how a guard ends", () => {
         script: { plans: [plan([tradeStep("t1")])], synthesis: "ok" }
       })
       const response = completed(yield* h.pipeline.process({ request: "buy", requestId: "g-undeclared" }))
-      expect(response.phases[0]!.steps[0]).toMatchObject({ status: "succeeded", output: { orderId: "mock-buy-ACME-10" } })
+      expect(response.phases[0]!.steps[0]).toMatchObject({
+        status: "succeeded",
+        output: { orderId: "mock-buy-ACME-10" }
+      })
       expect(runsOf(seen, "tool_execution")).toHaveLength(1)
       const record = yield* h.record("g-undeclared")
       const [run] = at(record, "guard_tool_call")
@@ -571,7 +614,9 @@ describe("guards: panics, disabled guards, detached policies", () => {
   it.effect("seed 001/003: a guard that dies is a panic, not a denial: recorded propagate_panic, and the defect propagates", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "buggy", guard: { inference: () => Effect.die(new Error("null pointer in policy")) } })],
+        hooks: [
+          Hook.make({ name: "buggy", guard: { inference: () => Effect.die(new Error("null pointer in policy")) } })
+        ],
         script: { plans: [plan([])], synthesis: "never" }
       })
       const exit = yield* Effect.exit(h.pipeline.process({ request: "hi", requestId: "g-panic" }))
@@ -605,7 +650,11 @@ describe("guards: panics, disabled guards, detached policies", () => {
     Effect.gen(function*() {
       for (const execution of [Hook.background, Hook.fireAndRecord]) {
         const error = yield* Effect.flip(makeHarness({ hooks: [noTrades({ execution })] }))
-        expect(error).toMatchObject({ _tag: "InvalidHookSubscription", reason: "policy_not_applicable", hookName: "no-trades" })
+        expect(error).toMatchObject({
+          _tag: "InvalidHookSubscription",
+          reason: "policy_not_applicable",
+          hookName: "no-trades"
+        })
       }
     }))
 
@@ -621,7 +670,7 @@ describe("guards: panics, disabled guards, detached policies", () => {
       const response = completed(yield* h.pipeline.process({ request: "quote", requestId: "g-inner-fail" }))
       expect(response.phases[0]!.steps[0]).toMatchObject({
         status: "failed",
-        error: 'fail-closed hook "redactor" stopped the request at after_tool (hook_failed): redactor down'
+        error: "fail-closed hook \"redactor\" stopped the request at after_tool (hook_failed): redactor down"
       })
       const record = yield* h.record("g-inner-fail")
       expect(at(record, "guard_tool_call")).toEqual([expect.objectContaining({ status: "completed", attempts: 1 })])
@@ -703,7 +752,7 @@ describe("guards: composition", () => {
       const response = completed(yield* h.pipeline.process({ request: "buy", requestId: "g-inner" }))
       expect(response.phases[0]!.steps[0]).toMatchObject({
         status: "denied",
-        error: 'tool_call denied by hook "no-trades" (refused): trades are not allowed'
+        error: "tool_call denied by hook \"no-trades\" (refused): trades are not allowed"
       })
       expect(log).toEqual(["outer:in", "outer:out"])
       const record = yield* h.record("g-inner")
@@ -745,7 +794,9 @@ describe("guards: whole-run wraps", () => {
   it.effect("seed 003: a retry that runs out ends with proceed's own failure; the guard records every attempt", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "retry-run", guard: { request: (_call, proceed) => Effect.retry(proceed, { times: 2 }) } })],
+        hooks: [
+          Hook.make({ name: "retry-run", guard: { request: (_call, proceed) => Effect.retry(proceed, { times: 2 }) } })
+        ],
         script: { plans: [new Error("down 1"), new Error("down 2"), new Error("down 3")], synthesis: "never" }
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote", requestId: "g-retry-out" }))
@@ -762,7 +813,10 @@ describe("guards: whole-run wraps", () => {
       const h = yield* makeHarness({
         hooks: [
           Hook.make({ name: "count", beforePlanning: () => Effect.sync(() => void beforePlanning++) }),
-          Hook.make({ name: "retry-model", guard: { inference: (_call, proceed) => Effect.retry(proceed, { times: 1 }) } })
+          Hook.make({
+            name: "retry-model",
+            guard: { inference: (_call, proceed) => Effect.retry(proceed, { times: 1 }) }
+          })
         ],
         script: { plans: [new Error("flaky"), plan([quoteStep("q1")])], synthesis: "ok" }
       })
@@ -778,7 +832,10 @@ describe("guards: whole-run wraps", () => {
       const seen: Array<Seen> = []
       const h = yield* makeHarness({
         hooks: [
-          Hook.make({ name: "run-budget", guard: { request: (_call, proceed) => Effect.timeout(proceed, "1 second") } }),
+          Hook.make({
+            name: "run-budget",
+            guard: { request: (_call, proceed) => Effect.timeout(proceed, "1 second") }
+          }),
           executions(seen)
         ],
         tools: [...allTools, blockingTool(started)],
@@ -832,7 +889,7 @@ describe("guards: deadlines", () => {
       const response = completed(yield* Fiber.join(fiber))
       const step = response.phases[0]!.steps[0]!
       expect(step.status).toBe("denied")
-      expect(step.error).toContain('tool_call denied by hook "stuck" (timed_out)')
+      expect(step.error).toContain("tool_call denied by hook \"stuck\" (timed_out)")
       expect(seen).toEqual([])
       const record = yield* h.record("g-deadline")
       expect(at(record, "guard_tool_call")).toEqual([
@@ -878,11 +935,18 @@ describe("guards: deadlines", () => {
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "never" }
       })
-      const fiber = yield* Effect.fork(Effect.flip(h.pipeline.process({ request: "quote", requestId: "g-deadline-req" })))
+      const fiber = yield* Effect.fork(
+        Effect.flip(h.pipeline.process({ request: "quote", requestId: "g-deadline-req" }))
+      )
       yield* Deferred.await(entered)
       yield* TestClock.adjust("2 seconds")
       const error = yield* Fiber.join(fiber)
-      expect(error).toMatchObject({ _tag: "HookDenied", hookName: "slow-gate", operation: "request", reason: "timed_out" })
+      expect(error).toMatchObject({
+        _tag: "HookDenied",
+        hookName: "slow-gate",
+        operation: "request",
+        reason: "timed_out"
+      })
       expect(error._tag === "HookDenied" && error.cause).toBeUndefined()
       expect(h.plansUsed()).toBe(0)
     }))
@@ -934,7 +998,11 @@ describe("guards: every run is recorded (C14)", () => {
       let calls = 0
       const h = yield* makeHarness({
         hooks: [
-          Hook.make({ name: "outer", priority: 1, guard: { toolCall: (_call, proceed) => Effect.retry(proceed, { times: 1 }) } }),
+          Hook.make({
+            name: "outer",
+            priority: 1,
+            guard: { toolCall: (_call, proceed) => Effect.retry(proceed, { times: 1 }) }
+          }),
           Hook.make({
             name: "inner",
             guard: { toolCall: (_call, proceed) => (++calls === 1 ? Hook.deny("first try refused") : proceed) }

@@ -23,10 +23,12 @@ const hooks = [
   })
 ]
 
-const requestIdOf = (result: { readonly _tag: "Completed"; readonly response: { readonly requestId: string } } | {
-  readonly _tag: "Suspended"
-  readonly requestId: string
-}) => (result._tag === "Completed" ? result.response.requestId : result.requestId)
+const requestIdOf = (
+  result: { readonly _tag: "Completed"; readonly response: { readonly requestId: string } } | {
+    readonly _tag: "Suspended"
+    readonly requestId: string
+  }
+) => (result._tag === "Completed" ? result.response.requestId : result.requestId)
 
 describe("live shapes", () => {
   it.effect("a request leaves the latest object of each kind kept", () =>

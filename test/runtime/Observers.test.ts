@@ -61,7 +61,9 @@ const observeAll = (name: string, seen: Array<Seen>, log?: Array<string>): Hook.
 
 const tradesNeedApproval: Approval.ApprovalPolicy["Type"] = {
   evaluate: (_ctx, p) =>
-    Effect.succeed(p.steps.some((s) => s.capability === "execute_trade") ? Approval.suspend("trades need a human") : Approval.approve)
+    Effect.succeed(
+      p.steps.some((s) => s.capability === "execute_trade") ? Approval.suspend("trades need a human") : Approval.approve
+    )
 }
 
 /** A tool that takes two seconds (of the test clock). */
@@ -158,7 +160,12 @@ describe("observers: outcomes", () => {
           observeAll("o", seen),
           Hook.make({
             name: "no-trades",
-            guard: { toolCall: (call, proceed) => (call.payload.capability === "execute_trade" ? Hook.deny("no trades") : proceed) }
+            guard: {
+              toolCall: (
+                call,
+                proceed
+              ) => (call.payload.capability === "execute_trade" ? Hook.deny("no trades") : proceed)
+            }
           })
         ],
         script: { plans: [plan([tradeStep("t1")])], synthesis: "ok" }
@@ -356,10 +363,14 @@ describe("observers: they observe, they cannot change the outcome", () => {
         name: "late",
         execution: Hook.fireAndRecord,
         around: {
-          toolCall: (call) => Effect.succeed((result: Operation.Result) => Deferred.succeed(done, [call.callId, result.outcome] as const))
+          toolCall: (call) =>
+            Effect.succeed((result: Operation.Result) => Deferred.succeed(done, [call.callId, result.outcome] as const))
         }
       })
-      const agent = yield* makeSeamAgent({ hooks: [late], script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" } })
+      const agent = yield* makeSeamAgent({
+        hooks: [late],
+        script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
+      })
       const response = completed(yield* agent.pipeline.process({ request: "quote", requestId: "o-detached" }))
       expect(response.phases[0]!.steps[0]!.status).toBe("succeeded")
       const [callId, outcome] = yield* Deferred.await(done)
@@ -369,15 +380,27 @@ describe("observers: they observe, they cannot change the outcome", () => {
         entry = at(yield* agent.test.record("o-detached"), "around_tool_call")[0]
         if (entry?.status !== "completed") yield* Effect.yieldNow()
       }
-      expect(entry).toMatchObject({ name: "late", callId, operation: "tool_call", execution: "fire_and_record", status: "completed" })
+      expect(entry).toMatchObject({
+        name: "late",
+        callId,
+        operation: "tool_call",
+        execution: "fire_and_record",
+        status: "completed"
+      })
     }))
 
   it.effect("seed 001/003: an observer cannot fail closed: the subscription is refused at construction (policy_not_applicable)", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        makeHarness({ hooks: [Hook.make({ name: "strict", failure: "fail_closed", around: { toolCall: () => Effect.void } })] })
+        makeHarness({
+          hooks: [Hook.make({ name: "strict", failure: "fail_closed", around: { toolCall: () => Effect.void } })]
+        })
       )
-      expect(error).toMatchObject({ _tag: "InvalidHookSubscription", reason: "policy_not_applicable", hookName: "strict" })
+      expect(error).toMatchObject({
+        _tag: "InvalidHookSubscription",
+        reason: "policy_not_applicable",
+        hookName: "strict"
+      })
     }))
 })
 
@@ -488,9 +511,20 @@ describe("observers: the call snapshot", () => {
         .filter((s) => s.call.parent !== undefined)
         .map((s) => [s.call.operation, Object.keys(s.call.parent!).sort()] as const)
       expect(new Set(parents.map(([operation]) => operation))).toEqual(
-        new Set(["phase", "inference", "tool_call", "tool_execution", "retrieval", "memory_load", "memory_store", "record_write"])
+        new Set([
+          "phase",
+          "inference",
+          "tool_call",
+          "tool_execution",
+          "retrieval",
+          "memory_load",
+          "memory_store",
+          "record_write"
+        ])
       )
-      expect(parents.filter(([, keys]) => keys.join() !== "callId,operation").map(([operation]) => operation)).toEqual([])
+      expect(parents.filter(([, keys]) => keys.join() !== "callId,operation").map(([operation]) => operation)).toEqual(
+        []
+      )
     }))
 
   it.effect("seed 003: the snapshot is deeply frozen: changing it changes nothing", () =>
@@ -522,7 +556,11 @@ describe("observers: the call snapshot", () => {
         expect(Object.isFrozen(part)).toBe(true)
       }
       // The tool ran with the plan's arguments.
-      expect(response.phases[0]!.steps[0]).toMatchObject({ capability: "stock_quote", status: "succeeded", output: { symbol: "ACME" } })
+      expect(response.phases[0]!.steps[0]).toMatchObject({
+        capability: "stock_quote",
+        status: "succeeded",
+        output: { symbol: "ACME" }
+      })
       const record = yield* h.record("o-frozen")
       expect(at(record, "around_tool_call")[0]!.callId).toBe(call!.callId)
     }))
@@ -532,7 +570,12 @@ describe("observers: the call snapshot", () => {
       yield* TestClock.setTime(1_000)
       const seen: Array<Seen> = []
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "timer", around: { toolExecution: observerOf("timer", seen), request: observerOf("timer", seen) } })],
+        hooks: [
+          Hook.make({
+            name: "timer",
+            around: { toolExecution: observerOf("timer", seen), request: observerOf("timer", seen) }
+          })
+        ],
         tools: [...allTools, slowTool],
         script: { plans: [plan([blockingStep("slow")])], synthesis: "ok" }
       })
@@ -553,7 +596,10 @@ describe("observers: the call snapshot", () => {
       const h = yield* makeHarness({
         hooks: [
           Hook.make({ name: "watch", around: { toolCall: (call) => Effect.sync(() => void observed.push(call)) } }),
-          Hook.make({ name: "gate", guard: { toolCall: (call, proceed) => Effect.zipRight(Effect.sync(() => void guarded.push(call)), proceed) } })
+          Hook.make({
+            name: "gate",
+            guard: { toolCall: (call, proceed) => Effect.zipRight(Effect.sync(() => void guarded.push(call)), proceed) }
+          })
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
       })
@@ -606,7 +652,13 @@ describe("observers: the call snapshot", () => {
           })
       })
       const agent = yield* makeSeamAgent({
-        hooks: [app, Hook.make({ name: "o", around: { request: observe, retrieval: observe, memoryLoad: observe, memoryStore: observe } })]
+        hooks: [
+          app,
+          Hook.make({
+            name: "o",
+            around: { request: observe, retrieval: observe, memoryLoad: observe, memoryStore: observe }
+          })
+        ]
       })
       completed(yield* agent.pipeline.process({ request: "hi", requestId: "o-seams" }))
       const [request] = runsOf(seen, "request")
@@ -618,7 +670,10 @@ describe("observers: the call snapshot", () => {
         coordinates: { requestId: "o-seams" },
         payload: { retriever: "memory", query: "ACME results", limit: 2 }
       })
-      expect(store!.call.payload).toEqual({ scope: "user-1", record: { content: "prefers EUR", metadata: { source: "chat" } } })
+      expect(store!.call.payload).toEqual({
+        scope: "user-1",
+        record: { content: "prefers EUR", metadata: { source: "chat" } }
+      })
       expect(load!.call.payload).toEqual({ scope: "user-1", query: "EUR", limit: 3 })
       for (const run of [retrieval!, store!, load!]) expect(parentOf(run.call)).toEqual(parent)
       expect(seen.every((s) => s.result?.outcome === "completed" && Object.isFrozen(s.call.payload))).toBe(true)
@@ -631,7 +686,9 @@ describe("observers: the call snapshot", () => {
         name: "app",
         beforePlanning: () => Effect.asVoid(Memory.store("user-1", mine))
       })
-      const agent = yield* makeSeamAgent({ hooks: [app, Hook.make({ name: "o", around: { memoryStore: () => Effect.void } })] })
+      const agent = yield* makeSeamAgent({
+        hooks: [app, Hook.make({ name: "o", around: { memoryStore: () => Effect.void } })]
+      })
       completed(yield* agent.pipeline.process({ request: "hi", requestId: "o-copy" }))
       expect([Object.isFrozen(mine), Object.isFrozen(mine.metadata), Object.isFrozen(mine.metadata.tags)]).toEqual([
         false,

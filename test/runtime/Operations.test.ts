@@ -21,31 +21,49 @@ const collectEither = <E>(stream: Stream.Stream<StreamEvent, E>) =>
     return { events, failure }
   })
 
-const tokensOf = (events: ReadonlyArray<StreamEvent>): string => events.flatMap((e) => (e._tag === "Token" ? [e.text] : [])).join("")
+const tokensOf = (events: ReadonlyArray<StreamEvent>): string =>
+  events.flatMap((e) => (e._tag === "Token" ? [e.text] : [])).join("")
 
-const completedOf = (events: ReadonlyArray<StreamEvent>) => events.flatMap((e) => (e._tag === "Completed" ? [e.response] : []))
+const completedOf = (events: ReadonlyArray<StreamEvent>) =>
+  events.flatMap((e) => (e._tag === "Completed" ? [e.response] : []))
 
 /** Observes every pipeline operation with one logging observer. */
 const observeRuns = (seen: Array<Seen>, log?: Array<string>): Hook.Hook<never> => {
   const observe = observerOf("o", seen, log)
   return Hook.make({
     name: "o",
-    around: { request: observe, phase: observe, inference: observe, toolCall: observe, toolExecution: observe, approvalWait: observe }
+    around: {
+      request: observe,
+      phase: observe,
+      inference: observe,
+      toolCall: observe,
+      toolExecution: observe,
+      approvalWait: observe
+    }
   })
 }
 
 /** A run's parent as a plain reference. */
 const parentOf = (seen: Seen) =>
-  seen.call.parent === undefined ? undefined : { operation: seen.call.parent.operation, callId: seen.call.parent.callId }
+  seen.call.parent === undefined
+    ? undefined
+    : { operation: seen.call.parent.operation, callId: seen.call.parent.callId }
 
 const tradesNeedApproval: Approval.ApprovalPolicy["Type"] = {
   evaluate: (_ctx, p) =>
-    Effect.succeed(p.steps.some((s) => s.capability === "execute_trade") ? Approval.suspend("trades need a human") : Approval.approve)
+    Effect.succeed(
+      p.steps.some((s) => s.capability === "execute_trade") ? Approval.suspend("trades need a human") : Approval.approve
+    )
 }
 
 const noTrades = Hook.make({
   name: "no-trades",
-  guard: { toolCall: (call, proceed) => (call.payload.capability === "execute_trade" ? Hook.deny("trades are not allowed") : proceed) }
+  guard: {
+    toolCall: (
+      call,
+      proceed
+    ) => (call.payload.capability === "execute_trade" ? Hook.deny("trades are not allowed") : proceed)
+  }
 })
 
 const SSN = /\d{3}-\d{2}-\d{4}/g
@@ -68,14 +86,18 @@ describe("operations on the streamed path", () => {
       expect(events.map((e) => e._tag)).toEqual(["Token", "Token", "Completed"])
       const [request] = runsOf(seen, "request")
       expect(request!.call.payload).toEqual({ mode: "stream", request: "quote" })
-      expect(runsOf(seen, "inference").map((s) => [s.call.payload.purpose, s.call.payload.streamed, s.result?.outcome])).toEqual([
-        ["planning", false, "completed"],
-        ["synthesis", true, "completed"]
-      ])
+      expect(runsOf(seen, "inference").map((s) => [s.call.payload.purpose, s.call.payload.streamed, s.result?.outcome]))
+        .toEqual([
+          ["planning", false, "completed"],
+          ["synthesis", true, "completed"]
+        ])
       const [, synthesis] = runsOf(seen, "inference")
       expect(parentOf(synthesis!)).toEqual(refOf(request!.call))
       expect(synthesis!.call.payload.prompt).toBe(h.prompts.find((p) => p.kind === "stream")?.prompt)
-      expect(runsOf(seen, "tool_call").map((s) => [s.call.coordinates.stepId, s.result?.outcome])).toEqual([["q1", "completed"]])
+      expect(runsOf(seen, "tool_call").map((s) => [s.call.coordinates.stepId, s.result?.outcome])).toEqual([[
+        "q1",
+        "completed"
+      ]])
       // The streamed synthesis ends inside the request run.
       expect(log.slice(-3)).toEqual(["begin:o:inference", "end:o:inference:completed", "end:o:request:completed"])
       const record = yield* h.record("p-stream")
@@ -94,9 +116,13 @@ describe("operations on the streamed path", () => {
           }),
           Hook.make({
             name: "redact",
-            afterInference: (call, text) => Effect.succeed(call.payload.purpose === "synthesis" ? text.replace(SSN, "[ssn]") : text)
+            afterInference: (call, text) =>
+              Effect.succeed(call.payload.purpose === "synthesis" ? text.replace(SSN, "[ssn]") : text)
           }),
-          Hook.make({ name: "sign", afterSynthesis: (_ctx, text) => Effect.sync(() => (drafts.push(text), `${text} — bot`)) })
+          Hook.make({
+            name: "sign",
+            afterSynthesis: (_ctx, text) => Effect.sync(() => (drafts.push(text), `${text} — bot`))
+          })
         ],
         script: {
           plans: [plan([quoteStep("q1")])],
@@ -104,7 +130,9 @@ describe("operations on the streamed path", () => {
           chunks: ["your ssn", " is 123-", "45-6789"]
         }
       })
-      const { events, failure } = yield* collectEither(h.pipeline.stream({ request: "quote", requestId: "p-stream-rewrite" }))
+      const { events, failure } = yield* collectEither(
+        h.pipeline.stream({ request: "quote", requestId: "p-stream-rewrite" })
+      )
       expect(failure).toBeUndefined()
       expect(tokensOf(events)).toBe("your ssn is 123-45-6789")
       const [response] = completedOf(events)
@@ -133,9 +161,16 @@ describe("operations on the streamed path", () => {
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "never", chunks: ["ne", "ver"] }
       })
-      const { events, failure } = yield* collectEither(h.pipeline.stream({ request: "quote", requestId: "p-stream-deny" }))
+      const { events, failure } = yield* collectEither(
+        h.pipeline.stream({ request: "quote", requestId: "p-stream-deny" })
+      )
       expect(events).toEqual([])
-      expect(failure).toMatchObject({ _tag: "HookDenied", hookName: "no-streams", operation: "inference", reason: "refused" })
+      expect(failure).toMatchObject({
+        _tag: "HookDenied",
+        hookName: "no-streams",
+        operation: "inference",
+        reason: "refused"
+      })
       expect(h.prompts.filter((p) => p.kind === "stream")).toEqual([])
       expect(runsOf(seen, "inference").map((s) => s.result?.outcome)).toEqual(["completed", "denied"])
       const record = yield* h.record("p-stream-deny")
@@ -148,7 +183,10 @@ describe("operations on the streamed path", () => {
         hooks: [
           Hook.make({
             name: "checker",
-            afterInference: (call, text) => (call.payload.streamed ? Effect.fail("checker offline") : Effect.succeed(text))
+            afterInference: (
+              call,
+              text
+            ) => (call.payload.streamed ? Effect.fail("checker offline") : Effect.succeed(text))
           })
         ],
         script: { plans: [plan([])], synthesis: "ab", chunks: ["a", "b"] }
@@ -156,7 +194,12 @@ describe("operations on the streamed path", () => {
       const { events, failure } = yield* collectEither(h.pipeline.stream({ request: "hi", requestId: "p-stream-fail" }))
       expect(tokensOf(events)).toBe("ab")
       expect(completedOf(events)).toEqual([])
-      expect(failure).toMatchObject({ _tag: "HookFailed", hookName: "checker", point: "after_inference", reason: "hook_failed" })
+      expect(failure).toMatchObject({
+        _tag: "HookFailed",
+        hookName: "checker",
+        point: "after_inference",
+        reason: "hook_failed"
+      })
       const record = yield* h.record("p-stream-fail")
       expect(record.lifecycle).toMatchObject({ status: "failed", errorTag: "HookFailed" })
       expect(record.finalResponse).toBeUndefined()
@@ -165,10 +208,14 @@ describe("operations on the streamed path", () => {
   it.effect("seed 003: a request guard on the streamed path wraps the run's start: a retry re-runs a failing start and records attempts: 2", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "retry-run", guard: { request: (_call, proceed) => Effect.retry(proceed, { times: 2 }) } })],
+        hooks: [
+          Hook.make({ name: "retry-run", guard: { request: (_call, proceed) => Effect.retry(proceed, { times: 2 }) } })
+        ],
         script: { plans: [new Error("overloaded"), plan([quoteStep("q1")])], synthesis: "ok", chunks: ["o", "k"] }
       })
-      const { events, failure } = yield* collectEither(h.pipeline.stream({ request: "quote", requestId: "p-stream-retry" }))
+      const { events, failure } = yield* collectEither(
+        h.pipeline.stream({ request: "quote", requestId: "p-stream-retry" })
+      )
       expect(failure).toBeUndefined()
       expect(tokensOf(events)).toBe("ok")
       expect(completedOf(events)[0]?.phases[0]?.steps.map((s) => s.status)).toEqual(["succeeded"])
@@ -193,7 +240,9 @@ describe("operations across phases", () => {
           Hook.make({
             name: "relocate",
             beforeTool: (call, parameters) =>
-              Effect.succeed(call.payload.capability === "weather_forecast" ? { ...parameters, city: "Lisbon" } : parameters)
+              Effect.succeed(
+                call.payload.capability === "weather_forecast" ? { ...parameters, city: "Lisbon" } : parameters
+              )
           }),
           Hook.make({ name: "gate", guard: { toolCall: (_call, proceed) => proceed } })
         ],
@@ -224,10 +273,11 @@ describe("operations across phases", () => {
         ["planning", 2, refOf(phases[1]!.call)],
         ["synthesis", undefined, refOf(request!.call)]
       ])
-      expect(runsOf(seen, "tool_call").map((s) => [s.call.coordinates.stepId, s.call.coordinates.phase, parentOf(s)])).toEqual([
-        ["q1", 1, refOf(phases[0]!.call)],
-        ["w2", 2, refOf(phases[1]!.call)]
-      ])
+      expect(runsOf(seen, "tool_call").map((s) => [s.call.coordinates.stepId, s.call.coordinates.phase, parentOf(s)]))
+        .toEqual([
+          ["q1", 1, refOf(phases[0]!.call)],
+          ["w2", 2, refOf(phases[1]!.call)]
+        ])
       const record = yield* h.record("p-phases")
       expect(at(record, "guard_tool_call").map((i) => [i.stepId, i.phase, i.status])).toEqual([
         ["q1", 1, "completed"],
@@ -246,7 +296,9 @@ describe("operations across phases", () => {
         hooks: [
           Hook.make({
             name: "one-phase-only",
-            guard: { inference: (call, proceed) => ((call.coordinates.phase ?? 0) > 1 ? Hook.deny("one phase only") : proceed) }
+            guard: {
+              inference: (call, proceed) => ((call.coordinates.phase ?? 0) > 1 ? Hook.deny("one phase only") : proceed)
+            }
           })
         ],
         script: { plans: [plan([quoteStep("q1")], false), plan([weatherStep("w2")])], synthesis: "never" }
@@ -303,7 +355,11 @@ describe("operations on a resumed request", () => {
         ["t1", 1, refOf(phases[0]!.call)],
         ["q2", 2, refOf(phases[1]!.call)]
       ])
-      expect(runsOf(seen, "tool_execution")[0]!.call.payload.parameters).toEqual({ symbol: "ACME", quantity: 1, side: "buy" })
+      expect(runsOf(seen, "tool_execution")[0]!.call.payload.parameters).toEqual({
+        symbol: "ACME",
+        quantity: 1,
+        side: "buy"
+      })
       // The resumed phase did not plan again; phase 2 planned, then synthesis.
       expect(
         runsOf(seen, "inference").slice(1).map((s) => [s.call.payload.purpose, s.call.coordinates.phase])
@@ -312,7 +368,10 @@ describe("operations on a resumed request", () => {
 
       const record = yield* h.record("p-resume")
       expect(record.mode).toBe("resume")
-      expect(at(record, "guard_tool_call").map((i) => [i.stepId, i.status])).toEqual([["t1", "completed"], ["q2", "completed"]])
+      expect(at(record, "guard_tool_call").map((i) => [i.stepId, i.status])).toEqual([["t1", "completed"], [
+        "q2",
+        "completed"
+      ]])
       expect(at(record, "before_tool").map((i) => [i.stepId, typeof i.contributionHash])).toEqual([
         ["t1", "string"],
         ["q2", "undefined"]
@@ -331,7 +390,7 @@ describe("operations on a resumed request", () => {
       const response = completed(yield* h.pipeline.resume(suspended.checkpoint.checkpointId, "approve"))
       expect(response.phases[0]!.steps[0]).toMatchObject({
         status: "denied",
-        error: 'tool_call denied by hook "no-trades" (refused): trades are not allowed'
+        error: "tool_call denied by hook \"no-trades\" (refused): trades are not allowed"
       })
       expect(response.response).toBe("not bought")
     }))
@@ -344,7 +403,12 @@ describe("operations on a resumed request", () => {
           Hook.make({
             name: "no-resume",
             guard: {
-              request: (call, proceed) => (call.payload.mode === "resume" ? Effect.zipRight(Effect.sync(() => void resumes++), Hook.deny("resumes are frozen")) : proceed)
+              request: (call, proceed) => (call.payload.mode === "resume"
+                ? Effect.zipRight(
+                  Effect.sync(() => void resumes++),
+                  Hook.deny("resumes are frozen")
+                )
+                : proceed)
             }
           })
         ],
@@ -377,7 +441,10 @@ describe("operations in workflow mode", () => {
           tracer("stages", calls),
           observeRuns(seen),
           noTrades,
-          Hook.make({ name: "ticker", beforeTool: (_c, parameters) => Effect.succeed({ ...parameters, symbol: "MSFT" }) }),
+          Hook.make({
+            name: "ticker",
+            beforeTool: (_c, parameters) => Effect.succeed({ ...parameters, symbol: "MSFT" })
+          }),
           Hook.make({ name: "sign", afterInference: (_c, text) => Effect.succeed(`${text} (signed)`) })
         ],
         script: { plans: [], synthesis: "workflow draft" }
@@ -389,10 +456,16 @@ describe("operations in workflow mode", () => {
       expect(calls).toEqual([])
       expect(response.response).toBe("workflow draft (signed)")
       expect(response.rawDraft).toBe("workflow draft (signed)")
-      expect(response.phases[0]!.steps.map((s) => [s.step_id, s.status])).toEqual([["q1", "succeeded"], ["t1", "denied"]])
+      expect(response.phases[0]!.steps.map((s) => [s.step_id, s.status])).toEqual([["q1", "succeeded"], [
+        "t1",
+        "denied"
+      ]])
       expect(response.phases[0]!.steps[0]!.output).toMatchObject({ symbol: "MSFT" })
       // No planning call; the synthesis call went through the inference hooks.
-      expect(runsOf(seen, "inference").map((s) => [s.call.payload.purpose, s.result?.outcome])).toEqual([["synthesis", "completed"]])
+      expect(runsOf(seen, "inference").map((s) => [s.call.payload.purpose, s.result?.outcome])).toEqual([[
+        "synthesis",
+        "completed"
+      ]])
       expect(runsOf(seen, "tool_call").map((s) => [s.call.coordinates.stepId, s.result?.outcome])).toEqual([
         ["q1", "completed"],
         ["t1", "denied"]
@@ -421,7 +494,10 @@ describe("operations in workflow mode", () => {
     Effect.gen(function*() {
       const seen: Array<Seen> = []
       const h = yield* makeHarness({ hooks: [observeRuns(seen)], script: { plans: [], synthesis: "ok" } })
-      yield* h.pipeline.executePlanWithSynthesis({ request: "quote", requestId: "p-workflow-run" }, plan([quoteStep("q1")]))
+      yield* h.pipeline.executePlanWithSynthesis(
+        { request: "quote", requestId: "p-workflow-run" },
+        plan([quoteStep("q1")])
+      )
       const requests = runsOf(seen, "request")
       expect(requests.map((s) => [s.call.payload, s.result?.outcome])).toEqual([
         [{ mode: "workflow", request: "quote" }, "completed"]
@@ -446,8 +522,15 @@ describe("calls of runs nobody hooks", () => {
       const inference = runsOf(seen, "inference")
       expect(inference.map((s) => s.call.payload.purpose)).toEqual(["planning", "synthesis"])
       for (const { call } of inference) {
-        expect([Object.isFrozen(call), Object.isFrozen(call.coordinates), Object.isFrozen(call.payload)]).toEqual([true, true, true])
-        expect(call.coordinates).toEqual({ requestId: "p-unhooked-parent", phase: call.payload.purpose === "planning" ? 1 : undefined })
+        expect([Object.isFrozen(call), Object.isFrozen(call.coordinates), Object.isFrozen(call.payload)]).toEqual([
+          true,
+          true,
+          true
+        ])
+        expect(call.coordinates).toEqual({
+          requestId: "p-unhooked-parent",
+          phase: call.payload.purpose === "planning" ? 1 : undefined
+        })
         // The parent (a phase run, or the request run) is a frozen reference: its operation and id, nothing else.
         expect(Object.isFrozen(call.parent)).toBe(true)
         expect(Object.keys(call.parent ?? {})).toEqual(["operation", "callId"])

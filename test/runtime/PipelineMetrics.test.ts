@@ -51,8 +51,16 @@ describe("PipelineMetrics: requests", () => {
   it.effect("pipeline.request.duration: one sample per request, tagged by mode and outcome", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.required({ name: "gov", afterPlanning: (ctx, p) => ctx.request === "refuse" ? Effect.fail("no") : Effect.succeed(p) })],
-        script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "done" }
+        hooks: [
+          Hook.required({
+            name: "gov",
+            afterPlanning: (ctx, p) => ctx.request === "refuse" ? Effect.fail("no") : Effect.succeed(p)
+          })
+        ],
+        script: {
+          plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])],
+          synthesis: "done"
+        }
       })
       const before = {
         succeeded: yield* samples("pipeline.request.duration", request("pipeline", "succeeded")),
@@ -103,7 +111,10 @@ describe("PipelineMetrics: tool calls", () => {
         hooks: [
           Hook.make({
             name: "no-trades",
-            guard: { toolCall: (call, proceed) => call.payload.capability === "execute_trade" ? Hook.deny("no trades") : proceed }
+            guard: {
+              toolCall: (call, proceed) =>
+                call.payload.capability === "execute_trade" ? Hook.deny("no trades") : proceed
+            }
           })
         ],
         script: { plans: [plan([quoteStep("s1"), tradeStep("s2")])], synthesis: "done" }
@@ -137,11 +148,16 @@ describe("PipelineMetrics: hook runs", () => {
   it.effect("pipeline.hook.duration: recorded with the hook's span, by hook, point, operation and outcome", () => {
     const tracing = InMemoryTracing.make()
     return Effect.gen(function*() {
-      const h = yield* makeHarness({ hooks: hooks("traced"), script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
+      const h = yield* makeHarness({
+        hooks: hooks("traced"),
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+      })
       yield* h.pipeline.process({ request: "quote ACME" })
       expect(yield* samples("pipeline.hook.duration", hookTags("traced-ok", "before_planning", "succeeded"))).toBe(1)
       expect(yield* samples("pipeline.hook.duration", hookTags("traced-flaky", "after_execution", "failed"))).toBe(1)
-      expect(yield* samples("pipeline.hook.duration", hookTags("traced-ops", "around_tool_call", "succeeded", "tool_call")))
+      expect(
+        yield* samples("pipeline.hook.duration", hookTags("traced-ops", "around_tool_call", "succeeded", "tool_call"))
+      )
         .toBe(1)
       // One sample per spanned run: the hook spans and the samples agree.
       expect(InMemoryTracing.hookSpans(tracing.spans())).toHaveLength(3)
@@ -150,7 +166,10 @@ describe("PipelineMetrics: hook runs", () => {
 
   it.effect("pipeline.hook.duration: nothing is recorded while no tracer collects spans (the hot path does no metric work)", () =>
     Effect.gen(function*() {
-      const h = yield* makeHarness({ hooks: hooks("untraced"), script: { plans: [plan([quoteStep("s1")])], synthesis: "done" } })
+      const h = yield* makeHarness({
+        hooks: hooks("untraced"),
+        script: { plans: [plan([quoteStep("s1")])], synthesis: "done" }
+      })
       yield* h.pipeline.process({ request: "quote ACME", requestId: "untraced-1" })
       expect((yield* h.record("untraced-1")).hookInvocations).toHaveLength(3)
       const recorded = (yield* Metric.snapshot).filter((pair) =>
@@ -172,22 +191,49 @@ describe("PipelineMetrics: token usage", () => {
   })
 
   const sumOf = (model: string, type: string, extra?: Readonly<Record<string, string>>) =>
-    Effect.map(series("gen_ai.client.token.usage", tokenTags(model, type, extra)), (state) =>
-      state !== undefined && MetricState.isHistogramState(state) ? { count: state.count, sum: state.sum } : undefined)
+    Effect.map(
+      series("gen_ai.client.token.usage", tokenTags(model, type, extra)),
+      (state) =>
+        state !== undefined && MetricState.isHistogramState(state) ? { count: state.count, sum: state.sum } : undefined
+    )
 
   it.effect("recordTokenUsage: one gen_ai.client.token.usage sample per token type, tagged by model, purpose and type", () =>
     Effect.gen(function*() {
-      yield* PipelineMetrics.recordTokenUsage({ model: "unit-model-a", purpose: "plan", inputTokens: 812, outputTokens: 64 })
-      yield* PipelineMetrics.recordTokenUsage({ model: "unit-model-a", purpose: "plan", inputTokens: 100, outputTokens: 6 })
+      yield* PipelineMetrics.recordTokenUsage({
+        model: "unit-model-a",
+        purpose: "plan",
+        inputTokens: 812,
+        outputTokens: 64
+      })
+      yield* PipelineMetrics.recordTokenUsage({
+        model: "unit-model-a",
+        purpose: "plan",
+        inputTokens: 100,
+        outputTokens: 6
+      })
       expect(yield* sumOf("unit-model-a", "input")).toEqual({ count: 2, sum: 912 })
       expect(yield* sumOf("unit-model-a", "output")).toEqual({ count: 2, sum: 70 })
     }))
 
   it.effect("unsafeRecordTokenUsage: the provider tag when known; a missing or invalid count is not a sample", () =>
     Effect.gen(function*() {
-      PipelineMetrics.unsafeRecordTokenUsage({ model: "unit-model-b", provider: "anthropic", purpose: "plan", inputTokens: 5 })
-      PipelineMetrics.unsafeRecordTokenUsage({ model: "unit-model-b", provider: "anthropic", purpose: "plan", inputTokens: -1, outputTokens: Number.NaN })
-      expect(yield* sumOf("unit-model-b", "input", { "gen_ai.provider.name": "anthropic" })).toEqual({ count: 1, sum: 5 })
+      PipelineMetrics.unsafeRecordTokenUsage({
+        model: "unit-model-b",
+        provider: "anthropic",
+        purpose: "plan",
+        inputTokens: 5
+      })
+      PipelineMetrics.unsafeRecordTokenUsage({
+        model: "unit-model-b",
+        provider: "anthropic",
+        purpose: "plan",
+        inputTokens: -1,
+        outputTokens: Number.NaN
+      })
+      expect(yield* sumOf("unit-model-b", "input", { "gen_ai.provider.name": "anthropic" })).toEqual({
+        count: 1,
+        sum: 5
+      })
       expect(yield* sumOf("unit-model-b", "output", { "gen_ai.provider.name": "anthropic" })).toBeUndefined()
       // Without the provider, a different series.
       expect(yield* sumOf("unit-model-b", "input")).toBeUndefined()

@@ -21,10 +21,10 @@ import {
   buildAgent,
   expectAccepted,
   expectRefused,
+  joinWithin,
   overrun,
   runOf,
   runsAt,
-  joinWithin,
   settle,
   shutdown,
   startClosing,
@@ -88,7 +88,12 @@ describe("seed 001 execution policy: deadline", () => {
       expect(text(result)).toBe("draft")
       expect(planningPrompt(h.prompts)).toContain("in time")
       const run = runOf(yield* h.record("in-time"), "before_planning", "ctx")
-      expect([run.status, run.outcome, run.execution, run.decision]).toEqual(["completed", "succeeded", "deadline", undefined])
+      expect([run.status, run.outcome, run.execution, run.decision]).toEqual([
+        "completed",
+        "succeeded",
+        "deadline",
+        undefined
+      ])
     }))
 
   it.effect("seed 001 deadline: before_planning overrun, fail_open (default) — the hook is interrupted, recorded timed_out, its changes are dropped and later hooks run", () =>
@@ -327,7 +332,10 @@ describe("seed 001 execution policy: deadline", () => {
       const h = yield* makeHarness({
         hooks: [
           bp("slow", { execution: Hook.deadline("200 millis"), beforePlanning: () => stuck(interrupted, "slow") }),
-          bp("after-slow", { dependsOn: ["slow"], beforePlanning: () => Effect.sync(() => void calls.push("after-slow")) })
+          bp("after-slow", {
+            dependsOn: ["slow"],
+            beforePlanning: () => Effect.sync(() => void calls.push("after-slow"))
+          })
         ],
         script
       })
@@ -345,7 +353,9 @@ describe("seed 001 execution policy: deadline", () => {
     return Effect.gen(function*() {
       const interrupted: Array<string> = []
       const h = yield* makeHarness({
-        hooks: [as("slow", { execution: Hook.deadline("200 millis"), afterSynthesis: () => stuck(interrupted, "slow") })],
+        hooks: [
+          as("slow", { execution: Hook.deadline("200 millis"), afterSynthesis: () => stuck(interrupted, "slow") })
+        ],
         script
       })
       yield* overrun(h.pipeline.process({ request: "quote ACME", requestId: "span-timeout" }))
@@ -535,7 +545,11 @@ describe("seed 001 failure policy", () => {
 
   it.effect("seed 001 failure: an Around observer cannot fail closed (policy_not_applicable)", () =>
     expectRefused(
-      [Hook.make({ name: "watch", failure: "fail_closed", around: { toolCall: () => Effect.succeed(() => Effect.void) } })],
+      [Hook.make({
+        name: "watch",
+        failure: "fail_closed",
+        around: { toolCall: () => Effect.succeed(() => Effect.void) }
+      })],
       "policy_not_applicable",
       "watch",
       /around_tool_call/
@@ -556,7 +570,12 @@ describe("seed 001 execution policy: where detached policies apply", () => {
   for (const [policyName, policy] of detachedPolicies) {
     for (const [point, make] of refusedPoints) {
       it.effect(`seed 001 policy_not_applicable: ${policyName} on a ${point} hook (the request waits for what it returns)`, () =>
-        expectRefused([make("detached", { execution: policy })], "policy_not_applicable", "detached", new RegExp(point)))
+        expectRefused(
+          [make("detached", { execution: policy })],
+          "policy_not_applicable",
+          "detached",
+          new RegExp(point)
+        ))
     }
 
     it.effect(`seed 001 policy_not_applicable: ${policyName} on a hook with after_execution and after_synthesis handlers (every point must be observe-only)`, () =>
@@ -598,7 +617,8 @@ describe("seed 001 execution policy: detached runs", () => {
         hooks: [
           ae("watcher", {
             execution: Hook.fireAndRecord,
-            afterExecution: () => Effect.zipRight(Deferred.await(release), Effect.sync(() => void calls.push("watcher done")))
+            afterExecution: () =>
+              Effect.zipRight(Deferred.await(release), Effect.sync(() => void calls.push("watcher done")))
           }),
           ae("next", { afterExecution: () => Effect.sync(() => void calls.push("next")) })
         ],
@@ -679,7 +699,13 @@ describe("seed 001 execution policy: detached runs", () => {
 
   it.effect("seed 001 fireAndRecord: a detached hook cannot be fail-closed — it could never stop a request that did not wait for it", () =>
     Effect.gen(function*() {
-      const hooks = [ae("strict-exporter", { execution: Hook.fireAndRecord, failure: "fail_closed", afterExecution: () => Effect.fail("down") })]
+      const hooks = [
+        ae("strict-exporter", {
+          execution: Hook.fireAndRecord,
+          failure: "fail_closed",
+          afterExecution: () => Effect.fail("down")
+        })
+      ]
       const refused = yield* Effect.flip(makeHarness({ hooks }))
       expect(refused._tag === "InvalidHookSubscription" && [refused.reason, refused.hookName]).toEqual([
         "policy_not_applicable",
@@ -703,9 +729,16 @@ describe("seed 001 execution policy: detached runs", () => {
         execution: "background"
       })
       yield* Deferred.succeed(release, undefined)
-      const landed = yield* awaitRecord(agent, "bg", (r) => runOf(r, "after_execution", "indexer").status === "completed")
+      const landed = yield* awaitRecord(
+        agent,
+        "bg",
+        (r) => runOf(r, "after_execution", "indexer").status === "completed"
+      )
       expect(landed.recordRevision).toBeGreaterThan(atResponse.recordRevision)
-      expect(runOf(landed, "after_execution", "indexer")).toMatchObject({ outcome: "succeeded", execution: "background" })
+      expect(runOf(landed, "after_execution", "indexer")).toMatchObject({
+        outcome: "succeeded",
+        execution: "background"
+      })
       yield* shutdown(agent)
     }))
 
@@ -717,9 +750,13 @@ describe("seed 001 execution policy: detached runs", () => {
         hooks: [
           ae("first", {
             execution: Hook.background,
-            afterExecution: () => Effect.zipRight(Effect.sync(() => void started.push("first")), Deferred.await(release))
+            afterExecution: () =>
+              Effect.zipRight(Effect.sync(() => void started.push("first")), Deferred.await(release))
           }),
-          ae("second", { execution: Hook.background, afterExecution: () => Effect.sync(() => void started.push("second")) })
+          ae("second", {
+            execution: Hook.background,
+            afterExecution: () => Effect.sync(() => void started.push("second"))
+          })
         ],
         script,
         pool: { concurrency: 1 }
@@ -805,7 +842,10 @@ describe("seed 001 execution policy: detached runs", () => {
       const agent = yield* buildAgent({
         hooks: [
           ae("hog", { execution: Hook.background, afterExecution: () => stuck(interrupted, "hog") }),
-          ae("queued", { execution: Hook.background, afterExecution: () => Effect.sync(() => void calls.push("queued")) })
+          ae("queued", {
+            execution: Hook.background,
+            afterExecution: () => Effect.sync(() => void calls.push("queued"))
+          })
         ],
         script,
         pool: { concurrency: 1, drainTimeout: "1 second" }
@@ -849,7 +889,12 @@ describe("seed 001 execution policy: detached runs", () => {
       const calls: Array<string> = []
       // makeHarness closes the Layer scope (and so the pool) once built.
       const h = yield* makeHarness({
-        hooks: [ae("late", { execution: Hook.fireAndRecord, afterExecution: () => Effect.sync(() => void calls.push("late")) })],
+        hooks: [
+          ae("late", {
+            execution: Hook.fireAndRecord,
+            afterExecution: () => Effect.sync(() => void calls.push("late"))
+          })
+        ],
         script
       })
       const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "closed-pool" })
@@ -964,11 +1009,17 @@ describe("seed 001 capabilities", () => {
       const h = yield* makeHarness({
         hooks: [
           bp("silent", { capabilities: [], beforePlanning: () => Effect.void }),
-          bp("ctx", { capabilities: ["enrichments"], beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "ok ctx" } }) }),
+          bp("ctx", {
+            capabilities: ["enrichments"],
+            beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "ok ctx" } })
+          }),
           ap("reader", { capabilities: [] }),
           ae("observer", { capabilities: [] }),
           as("reader-too", { capabilities: [] }),
-          as("rewriter", { capabilities: ["response_rewrite"], afterSynthesis: (_c, t) => Effect.succeed(t.toUpperCase()) }),
+          as("rewriter", {
+            capabilities: ["response_rewrite"],
+            afterSynthesis: (_c, t) => Effect.succeed(t.toUpperCase())
+          }),
           bp("cache", {
             capabilities: ["short_circuit", "enrichments"],
             beforePlanning: () => Effect.succeed({ enrichments: { k: "v" } })
@@ -999,7 +1050,11 @@ describe("seed 001 capabilities", () => {
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "cap-bp-closed" }))
       if (error._tag !== "HookFailed") return expect.unreachable(`got ${error._tag}`)
-      expect([error.hookName, error.point, error.reason]).toEqual(["strict", "before_planning", "undeclared_contribution"])
+      expect([error.hookName, error.point, error.reason]).toEqual([
+        "strict",
+        "before_planning",
+        "undeclared_contribution"
+      ])
       expect(h.prompts).toEqual([])
       expect(runOf(yield* h.record("cap-bp-closed"), "before_planning", "strict").decision).toEqual(UNDECLARED_CLOSED)
     }))
@@ -1018,7 +1073,10 @@ describe("seed 001 capabilities", () => {
       expect(result._tag).toBe("Completed")
       const record = yield* h.record("cap-ap")
       expect(record.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "ACME" })
-      expect(statusesAt(record, "after_planning")).toEqual([["reader", "completed"], ["sneaky", "failed"], ["after", "completed"]])
+      expect(statusesAt(record, "after_planning")).toEqual([["reader", "completed"], ["sneaky", "failed"], [
+        "after",
+        "completed"
+      ]])
       const sneaky = runOf(record, "after_planning", "sneaky")
       expect(sneaky.decision).toEqual(UNDECLARED_OPEN)
       expect(sneaky.error).toMatch(/undeclared contribution.*"plan_rewrite"/)
@@ -1027,7 +1085,10 @@ describe("seed 001 capabilities", () => {
 
   it.effect("seed 001 capabilities: after_planning with plan_rewrite may change the plan", () =>
     Effect.gen(function*() {
-      const h = yield* makeHarness({ hooks: [setSymbol("rewriter", "XYZ", { capabilities: ["plan_rewrite"] })], script })
+      const h = yield* makeHarness({
+        hooks: [setSymbol("rewriter", "XYZ", { capabilities: ["plan_rewrite"] })],
+        script
+      })
       yield* h.pipeline.process({ request: "quote ACME", requestId: "cap-ap-ok" })
       const record = yield* h.record("cap-ap-ok")
       expect(record.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "XYZ" })
@@ -1041,7 +1102,8 @@ describe("seed 001 capabilities", () => {
           Hook.required({
             name: "gov",
             capabilities: [],
-            afterPlanning: (_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { symbol: "XYZ" } })) })
+            afterPlanning: (_c, p) =>
+              Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { symbol: "XYZ" } })) })
           })
         ],
         script
@@ -1081,7 +1143,10 @@ describe("seed 001 capabilities", () => {
       expect(text(result)).toBe("draft!")
       const record = yield* h.record("cap-as")
       expect(record.finalResponse).toBe("draft!")
-      expect(statusesAt(record, "after_synthesis")).toEqual([["polish", "completed"], ["sneaky", "failed"], ["reader", "completed"]])
+      expect(statusesAt(record, "after_synthesis")).toEqual([["polish", "completed"], ["sneaky", "failed"], [
+        "reader",
+        "completed"
+      ]])
       const sneaky = runOf(record, "after_synthesis", "sneaky")
       expect(sneaky.decision).toEqual(UNDECLARED_OPEN)
       expect(sneaky.error).toMatch(/undeclared contribution.*"response_rewrite"/)
@@ -1090,12 +1155,18 @@ describe("seed 001 capabilities", () => {
   it.effect("seed 001 capabilities: after_synthesis undeclared rewrite under fail_closed stops the request with HookFailed reason undeclared_contribution", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [as("strict", { failure: "fail_closed", capabilities: [], afterSynthesis: () => Effect.succeed("replaced") })],
+        hooks: [
+          as("strict", { failure: "fail_closed", capabilities: [], afterSynthesis: () => Effect.succeed("replaced") })
+        ],
         script
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote ACME", requestId: "cap-as-closed" }))
       if (error._tag !== "HookFailed") return expect.unreachable(`got ${error._tag}`)
-      expect([error.hookName, error.point, error.reason]).toEqual(["strict", "after_synthesis", "undeclared_contribution"])
+      expect([error.hookName, error.point, error.reason]).toEqual([
+        "strict",
+        "after_synthesis",
+        "undeclared_contribution"
+      ])
       const record = yield* h.record("cap-as-closed")
       expect(record.finalResponse).toBeUndefined()
       expect(runOf(record, "after_synthesis", "strict").decision).toEqual(UNDECLARED_CLOSED)
@@ -1107,16 +1178,20 @@ describe("seed 001 capabilities", () => {
       const h = yield* makeHarness({
         hooks: [
           as("sneaky", { capabilities: [], afterSynthesis: () => Effect.succeed("replaced") }),
-          as("after-sneaky", { dependsOn: ["sneaky"], afterSynthesis: (_c, t) => Effect.sync(() => (calls.push("after"), t)) })
+          as("after-sneaky", {
+            dependsOn: ["sneaky"],
+            afterSynthesis: (_c, t) => Effect.sync(() => (calls.push("after"), t))
+          })
         ],
         script
       })
       yield* h.pipeline.process({ request: "quote ACME", requestId: "cap-dep" })
       expect(calls).toEqual([])
-      expect(runsAt(yield* h.record("cap-dep"), "after_synthesis").map((i) => [i.name, i.status, i.skipReason])).toEqual([
-        ["sneaky", "failed", undefined],
-        ["after-sneaky", "skipped", "dependency_failed"]
-      ])
+      expect(runsAt(yield* h.record("cap-dep"), "after_synthesis").map((i) => [i.name, i.status, i.skipReason]))
+        .toEqual([
+          ["sneaky", "failed", undefined],
+          ["after-sneaky", "skipped", "dependency_failed"]
+        ])
     }))
 
   it.effect("seed 001 spans: a refused contribution's span carries status failed and decision reason undeclared_contribution", () => {
@@ -1128,9 +1203,10 @@ describe("seed 001 capabilities", () => {
       })
       yield* h.pipeline.process({ request: "quote ACME", requestId: "cap-span" })
       const spans = InMemoryTracing.named(tracing.spans(), "pipeline.hook.after_synthesis.sneaky")
-      expect(spans.map((s) => [s.attributes["pipeline.hook.status"], s.attributes["pipeline.hook.decision.reason"]])).toEqual([
-        ["failed", "undeclared_contribution"]
-      ])
+      expect(spans.map((s) => [s.attributes["pipeline.hook.status"], s.attributes["pipeline.hook.decision.reason"]]))
+        .toEqual([
+          ["failed", "undeclared_contribution"]
+        ])
     }).pipe(Effect.provide(tracing.layer))
   })
 })

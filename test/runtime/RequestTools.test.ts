@@ -24,7 +24,13 @@ const lookup = ToolRegistry.entry({
   handler: ({ account }) => Effect.succeed({ account, balance: 42 })
 })
 
-const lookupStep = { step_id: "a1", namespace: "user-tools", agent: "accounts", capability: "account_lookup", parameters: { account: "acc-1" } }
+const lookupStep = {
+  step_id: "a1",
+  namespace: "user-tools",
+  agent: "accounts",
+  capability: "account_lookup",
+  parameters: { account: "acc-1" }
+}
 
 /** Adds the lookup tool only for requests that carry a user. */
 const accountTools = (capabilities?: ReadonlyArray<Hook.Capability>) =>
@@ -37,7 +43,9 @@ const accountTools = (capabilities?: ReadonlyArray<Hook.Capability>) =>
 const notToolEntries: unknown = { tools: ["account_lookup"] }
 
 const toolsIn = (prompt: string) =>
-  (PromptBuilder.readSection(prompt, "tools") ?? "").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l) as { readonly capability: string }).map((t) => t.capability)
+  (PromptBuilder.readSection(prompt, "tools") ?? "").split("\n").filter((l) => l.length > 0).map((l) =>
+    JSON.parse(l) as { readonly capability: string }
+  ).map((t) => t.capability)
 
 describe("seed 001 extra_tools: tools for one request", () => {
   it.effect("seed 001: a hook's tools are planned with and executed for that request only, and recorded as request_tool effects", () =>
@@ -47,7 +55,11 @@ describe("seed 001 extra_tools: tools for one request", () => {
         hooks: [accountTools(["extra_tools"])],
         script: { plans: [plan([lookupStep]), plan([lookupStep])], synthesis: "done" }
       })
-      const result = yield* h.pipeline.process({ request: "my balance", requestId: "with-user", metadata: { user_id: "ann" } })
+      const result = yield* h.pipeline.process({
+        request: "my balance",
+        requestId: "with-user",
+        metadata: { user_id: "ann" }
+      })
       expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]).toMatchObject({
         status: "succeeded",
         output: { account: "acc-1", balance: 42 }
@@ -77,7 +89,7 @@ describe("seed 001 extra_tools: tools for one request", () => {
       expect(toolsIn(h.prompts[0]!.prompt)).toEqual(["stock_quote"])
       const run = (yield* h.record("refused")).hookInvocations.find((i) => i.name === "account-tools")
       expect(run).toMatchObject({ status: "failed", decision: { reason: "undeclared_contribution" } })
-      expect(run?.error).toContain('"extra_tools"')
+      expect(run?.error).toContain("\"extra_tools\"")
     }))
 
   it.effect("seed 001: a hook may not add a tool that is already available (registered, or added by an earlier hook)", () =>
@@ -109,7 +121,9 @@ describe("seed 001 extra_tools: tools for one request", () => {
           accountTools(),
           Hook.make({
             name: "no-accounts",
-            guard: { toolCall: (call, proceed) => (call.payload.agent === "accounts" ? Hook.deny("accounts are off") : proceed) }
+            guard: {
+              toolCall: (call, proceed) => (call.payload.agent === "accounts" ? Hook.deny("accounts are off") : proceed)
+            }
           })
         ],
         script: { plans: [plan([lookupStep])], synthesis: "done" }
@@ -123,7 +137,12 @@ describe("seed 001 extra_tools: tools for one request", () => {
       const h = yield* makeHarness({
         tools: [stockQuote],
         // A JavaScript hook may return anything; the runner checks the shape.
-        hooks: [Hook.make({ name: "bad-tools", beforePlanning: () => Effect.succeed(notToolEntries as Hook.BeforePlanningResult) })],
+        hooks: [
+          Hook.make({
+            name: "bad-tools",
+            beforePlanning: () => Effect.succeed(notToolEntries as Hook.BeforePlanningResult)
+          })
+        ],
         script: { plans: [plan([])], synthesis: "done" }
       })
       yield* h.pipeline.process({ request: "my balance", requestId: "bad-tools" })

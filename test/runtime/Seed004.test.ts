@@ -30,7 +30,9 @@ const outputGuardrail = (allowTools: ReadonlyArray<string>) =>
     capabilities: ["tool_output_rewrite"],
     afterTool: (call, result) =>
       Effect.succeed(
-        allowTools.includes(call.payload.capability) || !("output" in result) ? result : { output: redact(result.output) }
+        allowTools.includes(call.payload.capability) || !("output" in result)
+          ? result
+          : { output: redact(result.output) }
       )
   })
 
@@ -45,7 +47,11 @@ describe("seed 004: tool-output redaction with per-tool exemptions", () => {
             name: "leaky-backend",
             priority: 10,
             afterTool: (_call, result) =>
-              Effect.succeed("output" in result ? { output: { data: result.output, note: "key sk-ABCDEFGH12 ssn 123-45-6789" } } : result)
+              Effect.succeed(
+                "output" in result
+                  ? { output: { data: result.output, note: "key sk-ABCDEFGH12 ssn 123-45-6789" } }
+                  : result
+              )
           })
         ],
         script: {
@@ -104,9 +110,27 @@ describe("seed 004: audit events per LLM call", () => {
         .flatMap((i) => i.effects)
         .map((e) => [e.status, e.data])
       expect(events).toEqual([
-        ["succeeded", { purpose: "planning", streamed: false, phase: 1, outcome: "completed", prompt_chars: expect.any(Number) }],
-        ["succeeded", { purpose: "planning", streamed: false, phase: 2, outcome: "completed", prompt_chars: expect.any(Number) }],
-        ["succeeded", { purpose: "synthesis", streamed: false, phase: null, outcome: "completed", prompt_chars: expect.any(Number) }]
+        ["succeeded", {
+          purpose: "planning",
+          streamed: false,
+          phase: 1,
+          outcome: "completed",
+          prompt_chars: expect.any(Number)
+        }],
+        ["succeeded", {
+          purpose: "planning",
+          streamed: false,
+          phase: 2,
+          outcome: "completed",
+          prompt_chars: expect.any(Number)
+        }],
+        ["succeeded", {
+          purpose: "synthesis",
+          streamed: false,
+          phase: null,
+          outcome: "completed",
+          prompt_chars: expect.any(Number)
+        }]
       ])
     }))
 })
@@ -123,7 +147,8 @@ describe("seed 004: progress events per tool", () => {
               toolCall: (call) =>
                 Effect.sync(() => {
                   progress.push(`tool_start ${call.payload.capability}`)
-                  return (result) => Effect.sync(() => void progress.push(`tool_end ${call.payload.capability} ${result.outcome}`))
+                  return (result) =>
+                    Effect.sync(() => void progress.push(`tool_end ${call.payload.capability} ${result.outcome}`))
                 })
             }
           })
@@ -148,7 +173,8 @@ describe("seed 004: governance hooks ordered after guardrails", () => {
       const guardrail = Hook.make({
         name: "guardrail",
         guard: {
-          toolCall: (call, proceed) => call.payload.capability === "execute_trade" ? Hook.deny("guardrail: trades blocked") : proceed
+          toolCall: (call, proceed) =>
+            call.payload.capability === "execute_trade" ? Hook.deny("guardrail: trades blocked") : proceed
         }
       })
       // Registered first, but ordered after the guardrail by its dependency.
@@ -156,7 +182,8 @@ describe("seed 004: governance hooks ordered after guardrails", () => {
         name: "governance",
         dependsOn: ["guardrail"],
         guard: {
-          toolCall: (call, proceed) => Effect.zipRight(Effect.sync(() => void governed.push(call.payload.capability)), proceed)
+          toolCall: (call, proceed) =>
+            Effect.zipRight(Effect.sync(() => void governed.push(call.payload.capability)), proceed)
         }
       })
       const h = yield* makeHarness({
@@ -171,6 +198,10 @@ describe("seed 004: governance hooks ordered after guardrails", () => {
       const trade = record.hookInvocations.filter((i) => i.stepId === "t1").map((i) => [i.name, i.status])
       // The guardrail (outer) denied; governance (inner) never ran for the trade.
       expect(trade).toEqual([["guardrail", "denied"]])
-      expect(Option.isSome(Option.fromNullable(record.hookInvocations.find((i) => i.stepId === "s1" && i.name === "governance")))).toBe(true)
+      expect(
+        Option.isSome(
+          Option.fromNullable(record.hookInvocations.find((i) => i.stepId === "s1" && i.name === "governance"))
+        )
+      ).toBe(true)
     }))
 })

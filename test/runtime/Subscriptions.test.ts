@@ -167,7 +167,11 @@ describe("seed 001 ordering", () => {
             afterSynthesis: (_c, t) => Effect.as(push("after_synthesis:dependent"), t)
           }),
           Hook.make({ name: "base", beforePlanning: () => push("before_planning:base") }),
-          Hook.make({ name: "other", priority: 1, afterSynthesis: (_c, t) => Effect.as(push("after_synthesis:other"), t) })
+          Hook.make({
+            name: "other",
+            priority: 1,
+            afterSynthesis: (_c, t) => Effect.as(push("after_synthesis:other"), t)
+          })
         ],
         script
       })
@@ -350,7 +354,9 @@ describe("C3 with seed 001 ordering: the required hook sorts last among after_pl
 
   it.effect("C3/seed 001: a fail_closed afterPlanning hook without the marker may be followed by other afterPlanning hooks", () =>
     Effect.sync(() => {
-      expect(Either.isRight(HookRegistration.validate([ap("strict", { failure: "fail_closed" }), ap("after")]))).toBe(true)
+      expect(Either.isRight(HookRegistration.validate([ap("strict", { failure: "fail_closed" }), ap("after")]))).toBe(
+        true
+      )
     }))
 
   it.effect("C3/seed 001: at run time the required hook runs last, after higher- and later-registered hooks", () =>
@@ -396,7 +402,10 @@ describe("seed 001 skipped runs", () => {
       expect(calls.filter((c) => c.endsWith(":off"))).toEqual([])
       const record = yield* h.record("disabled")
       for (const stage of STAGES) {
-        expect(statusesAt(record, stage), stage).toEqual([["on-1", "completed"], ["off", "skipped"], ["on-2", "completed"]])
+        expect(statusesAt(record, stage), stage).toEqual([["on-1", "completed"], ["off", "skipped"], [
+          "on-2",
+          "completed"
+        ]])
         const skipped = runOf(record, stage, "off")
         expect(skipped.outcome).toBe("skipped")
         expect(skipped.skipReason).toBe("disabled")
@@ -414,7 +423,10 @@ describe("seed 001 skipped runs", () => {
     Effect.gen(function*() {
       const calls: Array<string> = []
       const h = yield* makeHarness({
-        hooks: [traced("off-base", calls, { enabled: false }), traced("off-top", calls, { enabled: false, dependsOn: ["off-base"] })],
+        hooks: [
+          traced("off-base", calls, { enabled: false }),
+          traced("off-top", calls, { enabled: false, dependsOn: ["off-base"] })
+        ],
         script
       })
       yield* h.pipeline.process({ request: "quote ACME", requestId: "disabled-chain" })
@@ -472,7 +484,8 @@ describe("seed 001 skipped runs", () => {
         hooks: [
           Hook.make({
             name: "breaker",
-            afterPlanning: (_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, depends_on: ["nowhere"] })) })
+            afterPlanning: (_c, p) =>
+              Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, depends_on: ["nowhere"] })) })
           }),
           Hook.make({
             name: "rewriter",
@@ -580,7 +593,8 @@ describe("seed 001 contribution hashes", () => {
           bp("adds", { beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "doc" } }) }),
           bp("removes", { beforePlanning: () => Effect.succeed({ remove: ["rag_context"] }) }),
           bp("answers", {
-            beforePlanning: () => Effect.succeed({ decision: { kind: "authoritative", shortCircuit: { response: "no" } } })
+            beforePlanning: () =>
+              Effect.succeed({ decision: { kind: "authoritative", shortCircuit: { response: "no" } } })
           })
         ],
         script
@@ -623,7 +637,10 @@ describe("seed 001 contribution hashes", () => {
       let n = 0
       const h = yield* makeHarness({
         hooks: [bp("ctx", { beforePlanning: () => Effect.sync(() => ({ enrichments: values[n++]! })) })],
-        script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "draft" }
+        script: {
+          plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])],
+          synthesis: "draft"
+        }
       })
       const hashes: Array<string | undefined> = []
       for (const id of ["eq-1", "eq-2", "eq-3"]) {
@@ -642,7 +659,8 @@ describe("seed 001 contribution hashes", () => {
           ap("identity"),
           ap("copy", { afterPlanning: (_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s })) }) }),
           ap("rewrite", {
-            afterPlanning: (_c, p) => Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { symbol: "XYZ" } })) })
+            afterPlanning: (_c, p) =>
+              Effect.succeed({ ...p, steps: p.steps.map((s) => ({ ...s, parameters: { symbol: "XYZ" } })) })
           })
         ],
         script
@@ -673,7 +691,10 @@ describe("seed 001 contribution hashes", () => {
               })
           })
         ],
-        script: { plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])], synthesis: "draft" }
+        script: {
+          plans: [plan([quoteStep("s1")]), plan([quoteStep("s1")]), plan([quoteStep("s1")])],
+          synthesis: "draft"
+        }
       })
       const hashes: Array<string | undefined> = []
       for (const id of ["ap-eq-1", "ap-eq-2", "ap-eq-3"]) {
@@ -790,7 +811,10 @@ describe("seed 001 hook-run records", () => {
     Effect.gen(function*() {
       const h = yield* makeHarness({
         hooks: [
-          bp("adds", { execution: Hook.deadline("1 second"), beforePlanning: () => Effect.succeed({ enrichments: { k: "v" } }) }),
+          bp("adds", {
+            execution: Hook.deadline("1 second"),
+            beforePlanning: () => Effect.succeed({ enrichments: { k: "v" } })
+          }),
           bp("off", { enabled: false }),
           bp("bad", { beforePlanning: () => Effect.fail(new Error("x")) }),
           bp("needs-bad", { dependsOn: ["bad"] }),
@@ -831,7 +855,10 @@ describe("seed 001: a fail-closed hook that cannot run stops the request", () =>
         `could not run: "prep" did not complete`
       ])
       const record = yield* h.record("gov-skipped")
-      expect(runOf(record, "after_planning", "gov")).toMatchObject({ status: "skipped", skipReason: "dependency_failed" })
+      expect(runOf(record, "after_planning", "gov")).toMatchObject({
+        status: "skipped",
+        skipReason: "dependency_failed"
+      })
       expect(record.phases).toEqual([])
       expect(h.prompts.filter((p) => p.kind !== "plan")).toEqual([])
     }))
@@ -846,14 +873,22 @@ describe("seed 001: a fail-closed hook that cannot run stops the request", () =>
         script
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote ACME" }))
-      expect(error).toMatchObject({ _tag: "HookFailed", hookName: "policy", point: "before_planning", reason: "dependency_failed" })
+      expect(error).toMatchObject({
+        _tag: "HookFailed",
+        hookName: "policy",
+        point: "before_planning",
+        reason: "dependency_failed"
+      })
       expect(h.plansUsed()).toBe(0)
     }))
 
   it.effect("seed 001: a fail-open hook whose dependency failed is only skipped", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "lookup", beforePlanning: () => Effect.fail("lookup down") }), bp("soft", { dependsOn: ["lookup"] })],
+        hooks: [
+          Hook.make({ name: "lookup", beforePlanning: () => Effect.fail("lookup down") }),
+          bp("soft", { dependsOn: ["lookup"] })
+        ],
         script
       })
       const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "soft-skip" })
@@ -871,7 +906,12 @@ describe("seed 001: a fail-closed hook that cannot run stops the request", () =>
         script
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "quote ACME" }))
-      expect(error).toMatchObject({ _tag: "HookFailed", hookName: "redact", point: "before_inference", reason: "dependency_failed" })
+      expect(error).toMatchObject({
+        _tag: "HookFailed",
+        hookName: "redact",
+        point: "before_inference",
+        reason: "dependency_failed"
+      })
       expect(h.prompts).toEqual([])
     }))
 })

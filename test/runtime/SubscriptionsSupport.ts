@@ -42,7 +42,9 @@ export const runsAt = (record: ExecutionRecord.ExecutionRecord, point: Point): R
 /** The one recorded run of `name` at `point` (fails the test otherwise). */
 export const runOf = (record: ExecutionRecord.ExecutionRecord, point: Point, name: string): Invocation => {
   const found = record.hookInvocations.filter((i) => i.stage === point && i.name === name)
-  expect(found.map((i) => `${i.stage}:${i.name}`), `exactly one run of ${name} at ${point}`).toEqual([`${point}:${name}`])
+  expect(found.map((i) => `${i.stage}:${i.name}`), `exactly one run of ${name} at ${point}`).toEqual([
+    `${point}:${name}`
+  ])
   return found[0]!
 }
 
@@ -50,8 +52,14 @@ export const runOf = (record: ExecutionRecord.ExecutionRecord, point: Point, nam
 export const statusesAt = (record: ExecutionRecord.ExecutionRecord, point: Point) =>
   runsAt(record, point).map((i) => [i.name, i.status] as const)
 
-export type SubscriptionReason = "duplicate_id" | "missing_dependency" | "disabled_dependency" | "cyclic_dependency" |
-  "not_guardable" | "policy_not_applicable" | "unknown_capability"
+export type SubscriptionReason =
+  | "duplicate_id"
+  | "missing_dependency"
+  | "disabled_dependency"
+  | "cyclic_dependency"
+  | "not_guardable"
+  | "policy_not_applicable"
+  | "unknown_capability"
 
 /**
  * The hooks are refused at construction with `InvalidHookSubscription`

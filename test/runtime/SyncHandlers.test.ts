@@ -17,7 +17,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
-import { syncOnly } from "../../src/runtime/internal/invoke.js"
 import {
   type AgentResponse,
   type ExecutionRecord,
@@ -26,11 +25,12 @@ import {
   type Operation,
   type PipelineContext,
   type PipelineError,
+  Retriever,
   type RoutingPlan,
   type ScriptedModel,
-  Retriever,
   type ShortCircuit
 } from "effect-agent-pipeline"
+import { syncOnly } from "../../src/runtime/internal/invoke.js"
 import { type HarnessOptions, makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
 import * as InMemoryTracing from "../support/InMemoryTracing.js"
 import { at, completed as completedResult, makeSeamAgent, untyped } from "./OperationsSupport.js"
@@ -48,7 +48,9 @@ interface Writer {
    * The body as a handler: `(...args) => Effect.sync(() => body(...args))`
    * in the Effect form, `Hook.sync(body)` in the sync form.
    */
-  readonly h: <Args extends ReadonlyArray<unknown>, A>(body: (...args: Args) => A) => (...args: Args) => Effect.Effect<A>
+  readonly h: <Args extends ReadonlyArray<unknown>, A>(
+    body: (...args: Args) => A
+  ) => (...args: Args) => Effect.Effect<A>
   /** What the handlers saw, in call order. */
   readonly log: Array<string>
   /** Calls of marked handlers through their Effect-returning form (the Effect path). */
@@ -149,7 +151,9 @@ const bothForms = (
   })
 
 const completedOf = (ran: Ran): AgentResponse.AgentResponse => {
-  if (Exit.isFailure(ran.exit) || ran.exit.value._tag !== "Completed") throw new Error(`${ran.form}: expected Completed`)
+  if (Exit.isFailure(ran.exit) || ran.exit.value._tag !== "Completed") {
+    throw new Error(`${ran.form}: expected Completed`)
+  }
   return ran.exit.value.response
 }
 
@@ -183,7 +187,10 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
     Effect.gen(function*() {
       const [effect, sync] = yield* bothForms((w) => ({
         hooks: [
-          Hook.make({ name: "tag", beforeInference: w.h((_call: InferenceCall, prompt: string) => `${prompt}\n[tag]`) }),
+          Hook.make({
+            name: "tag",
+            beforeInference: w.h((_call: InferenceCall, prompt: string) => `${prompt}\n[tag]`)
+          }),
           Hook.make({
             name: "peek",
             beforeInference: w.h((call: InferenceCall, prompt: string) => {
@@ -239,7 +246,10 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
     Effect.gen(function*() {
       const [effect, sync] = yield* bothForms((w) => ({
         hooks: [
-          Hook.make({ name: "fine", beforeInference: w.h((_call: InferenceCall, prompt: string) => `${prompt}\n[fine]`) }),
+          Hook.make({
+            name: "fine",
+            beforeInference: w.h((_call: InferenceCall, prompt: string) => `${prompt}\n[fine]`)
+          }),
           untyped({ name: "numeric", beforeInference: w.h(() => 42) })
         ],
         script: onePhase
@@ -318,7 +328,7 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
         ],
         script: onePhase
       })
-      const refusal = 'undeclared contribution: rewrote before_inference without the "prompt_rewrite" capability'
+      const refusal = "undeclared contribution: rewrote before_inference without the \"prompt_rewrite\" capability"
 
       const [closedEffect, closedSync] = yield* bothForms(scenario("fail_closed"), { fastPath: true })
       for (const ran of [closedEffect, closedSync]) {
@@ -329,7 +339,9 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
           detail: refusal
         })
         expect(ran.prompts).toEqual([])
-        expect(at(ran.record, "before_inference").map((i) => [i.name, i.status, i.error, i.decision, i.contributionHash])).toEqual([
+        expect(
+          at(ran.record, "before_inference").map((i) => [i.name, i.status, i.error, i.decision, i.contributionHash])
+        ).toEqual([
           ["reader", "completed", undefined, undefined, undefined],
           ["sneaky", "failed", refusal, FAIL_CLOSED("undeclared_contribution"), undefined]
         ])
@@ -381,14 +393,15 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
         const once = ["s1", "e1 saw s1: true", "s2 saw e1: true"]
         expect(ran.log).toEqual([...once, ...once])
         for (const p of ran.prompts) expect(p.prompt.endsWith("\n[s1]\n[e1]")).toBe(true)
-        expect(at(ran.record, "before_inference").map((i) => [i.name, i.sequence, i.status, typeof i.contributionHash])).toEqual([
-          ["s1", 0, "completed", "string"],
-          ["e1", 1, "completed", "string"],
-          ["s2", 2, "completed", "undefined"],
-          ["s1", 0, "completed", "string"],
-          ["e1", 1, "completed", "string"],
-          ["s2", 2, "completed", "undefined"]
-        ])
+        expect(at(ran.record, "before_inference").map((i) => [i.name, i.sequence, i.status, typeof i.contributionHash]))
+          .toEqual([
+            ["s1", 0, "completed", "string"],
+            ["e1", 1, "completed", "string"],
+            ["s2", 2, "completed", "undefined"],
+            ["s1", 0, "completed", "string"],
+            ["e1", 1, "completed", "string"],
+            ["s2", 2, "completed", "undefined"]
+          ])
       }
     }))
 
@@ -406,7 +419,10 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
             name: "dependent",
             failure: "fail_open",
             dependsOn: ["flaky"],
-            beforeInference: w.h((_call: InferenceCall, prompt: string) => (w.log.push("dependent ran"), `${prompt}\n[dep]`))
+            beforeInference: w.h((
+              _call: InferenceCall,
+              prompt: string
+            ) => (w.log.push("dependent ran"), `${prompt}\n[dep]`))
           }),
           Hook.make({
             name: "tail",
@@ -434,7 +450,10 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
           ["tail", "completed", undefined],
           ["follower", "completed", undefined]
         ]
-        expect(at(ran.record, "before_inference").map((i) => [i.name, i.status, i.skipReason])).toEqual([...once, ...once])
+        expect(at(ran.record, "before_inference").map((i) => [i.name, i.status, i.skipReason])).toEqual([
+          ...once,
+          ...once
+        ])
       }
     }))
 
@@ -457,7 +476,7 @@ describe("Hook.sync transforms: the fast path has the Effect path's semantics", 
           _tag: "HookFailed",
           hookName: "strict",
           reason: "dependency_failed",
-          detail: 'could not run: "flaky" did not complete'
+          detail: "could not run: \"flaky\" did not complete"
         })
         expect(at(ran.record, "before_inference").map((i) => [i.name, i.status, i.skipReason])).toEqual([
           ["flaky", "failed", undefined],
@@ -501,7 +520,10 @@ describe("Hook.sync panics", () => {
         const boom = new Error("scrubber exploded")
         const [effect, sync] = yield* bothForms((w) => ({
           hooks: [
-            Hook.make({ name: "first", beforeInference: w.h((_call: InferenceCall, prompt: string) => (w.log.push("first"), prompt)) }),
+            Hook.make({
+              name: "first",
+              beforeInference: w.h((_call: InferenceCall, prompt: string) => (w.log.push("first"), prompt))
+            }),
             Hook.make({
               name: "bomb",
               failure,
@@ -509,7 +531,10 @@ describe("Hook.sync panics", () => {
                 throw boom
               })
             }),
-            Hook.make({ name: "never", beforeInference: w.h((_call: InferenceCall, prompt: string) => (w.log.push("never"), prompt)) })
+            Hook.make({
+              name: "never",
+              beforeInference: w.h((_call: InferenceCall, prompt: string) => (w.log.push("never"), prompt))
+            })
           ],
           script: onePhase
         }), { fastPath: true })
@@ -519,7 +544,11 @@ describe("Hook.sync panics", () => {
           expect(ran.prompts).toEqual([])
           expect(at(ran.record, "before_inference").map((i) => [i.name, i.status, i.error, i.decision])).toEqual([
             ["first", "completed", undefined, undefined],
-            ["bomb", "failed", "panic: scrubber exploded", { policy: failure, action: "propagate_panic", reason: "panic" }]
+            ["bomb", "failed", "panic: scrubber exploded", {
+              policy: failure,
+              action: "propagate_panic",
+              reason: "panic"
+            }]
           ])
           expect(ran.record.lifecycle).toMatchObject({ status: "failed", errorMessage: "panic: scrubber exploded" })
         }
@@ -545,7 +574,11 @@ describe("Hook.sync panics", () => {
       for (const ran of [effect, sync]) {
         expect(defectOf(ran)).toBe(boom)
         expect(at(ran.record, "around_tool_execution").map((i) => [i.name, i.status, i.error, i.decision])).toEqual([
-          ["watch", "failed", "panic: observer exploded", { policy: "fail_open", action: "propagate_panic", reason: "panic" }]
+          ["watch", "failed", "panic: observer exploded", {
+            policy: "fail_open",
+            action: "propagate_panic",
+            reason: "panic"
+          }]
         ])
       }
 
@@ -564,7 +597,11 @@ describe("Hook.sync panics", () => {
       for (const ran of [stageEffect, stageSync]) {
         expect(defectOf(ran)).toBe(stageBoom)
         expect(at(ran.record, "before_planning").map((i) => [i.name, i.status, i.error, i.decision])).toEqual([
-          ["enrich", "failed", "panic: enricher exploded", { policy: "fail_open", action: "propagate_panic", reason: "panic" }]
+          ["enrich", "failed", "panic: enricher exploded", {
+            policy: "fail_open",
+            action: "propagate_panic",
+            reason: "panic"
+          }]
         ])
       }
     }))
@@ -582,7 +619,9 @@ describe("Hook.sync Around observers", () => {
           Hook.make({
             name: "quiet",
             around: {
-              toolExecution: w.h((call: Operation.Call<"tool_execution">) => void w.log.push(`begin:quiet:${call.coordinates.stepId}`))
+              toolExecution: w.h((call: Operation.Call<"tool_execution">) =>
+                void w.log.push(`begin:quiet:${call.coordinates.stepId}`)
+              )
             }
           }),
           Hook.make({
@@ -601,7 +640,9 @@ describe("Hook.sync Around observers", () => {
               toolExecution: w.h((call: Operation.Call<"tool_execution">) => {
                 w.log.push(`begin:stamp:${call.coordinates.stepId}`)
                 // A marked finish callback is a handler like any other.
-                return Hook.sync((result: Operation.Result) => void w.log.push(`end:stamp:${call.coordinates.stepId}:${result.outcome}`))
+                return Hook.sync((result: Operation.Result) =>
+                  void w.log.push(`end:stamp:${call.coordinates.stepId}:${result.outcome}`)
+                )
               })
             }
           }),
@@ -610,7 +651,11 @@ describe("Hook.sync Around observers", () => {
           Hook.make({
             name: "last",
             dependsOn: ["quiet"],
-            around: { toolExecution: w.h((call: Operation.Call<"tool_execution">) => void w.log.push(`begin:last:${call.coordinates.stepId}`)) }
+            around: {
+              toolExecution: w.h((call: Operation.Call<"tool_execution">) =>
+                void w.log.push(`begin:last:${call.coordinates.stepId}`)
+              )
+            }
           }),
           // Its dependency's begin failed: skipped (observers fail open).
           Hook.make({
@@ -619,7 +664,10 @@ describe("Hook.sync Around observers", () => {
             around: { toolExecution: w.h(() => void w.log.push("after-wrong ran")) }
           })
         ],
-        script: { plans: [plan([quoteStep("q1"), weatherStep("w1", "Paris", { depends_on: ["q1"] })])], synthesis: "ok" }
+        script: {
+          plans: [plan([quoteStep("q1"), weatherStep("w1", "Paris", { depends_on: ["q1"] })])],
+          synthesis: "ok"
+        }
       }), { fastPath: true })
       for (const ran of [effect, sync]) {
         expect(completedOf(ran).response).toBe("ok")
@@ -637,7 +685,12 @@ describe("Hook.sync Around observers", () => {
           i.status === "failed" ? [i.name, i.stepId, failed(i.error ?? "?"), i.decision] : [i.name, i.stepId, i.status]
         )
         const once = (step: string) => [
-          ["wrong", step, failed("an Around observer must return a finish function or nothing"), FAIL_OPEN("hook_error")],
+          [
+            "wrong",
+            step,
+            failed("an Around observer must return a finish function or nothing"),
+            FAIL_OPEN("hook_error")
+          ],
           ["after-wrong", step, "skipped"],
           // Ended last-begun first; "plain-finish" and "stamp" have callbacks, so from "plain-finish" on in order.
           ["last", step, "completed"],
@@ -665,7 +718,8 @@ describe("Hook.sync Around observers", () => {
           Hook.make({
             name: "no-weather",
             guard: {
-              toolCall: (call, proceed) => call.payload.capability === "weather_forecast" ? Hook.deny("no weather") : proceed
+              toolCall: (call, proceed) =>
+                call.payload.capability === "weather_forecast" ? Hook.deny("no weather") : proceed
             }
           })
         ],
@@ -772,7 +826,9 @@ describe("Hook.sync spans", () => {
             afterInference: w.h((_call: InferenceCall, text: string) => text),
             around: {
               inference: w.h((_call: InferenceCall) => undefined),
-              toolExecution: w.h((_call: Operation.Call<"tool_execution">) => (_result: Operation.Result) => Effect.void)
+              toolExecution: w.h((_call: Operation.Call<"tool_execution">) => (_result: Operation.Result) =>
+                Effect.void
+              )
             }
           }),
           Hook.make({
@@ -845,7 +901,12 @@ describe("Hook.sync as an ordinary handler", () => {
           Hook.make({
             name: "reporter",
             beforeInference: (_call, prompt) =>
-              HookEffects.report({ effectId: "audit", name: "Prompt audit", status: "succeeded", data: { chars: prompt.length } }).pipe(
+              HookEffects.report({
+                effectId: "audit",
+                name: "Prompt audit",
+                status: "succeeded",
+                data: { chars: prompt.length }
+              }).pipe(
                 Effect.orDie,
                 Effect.as(prompt)
               ),
@@ -873,7 +934,9 @@ describe("Hook.sync as an ordinary handler", () => {
         script: onePhase
       }), { fastPath: true })
       for (const ran of [effect, sync]) {
-        const effects = ran.record.hookInvocations.map((i) => [i.stage, i.name, i.effects.map((e) => [e.effectId, e.status])])
+        const effects = ran.record.hookInvocations.map((
+          i
+        ) => [i.stage, i.name, i.effects.map((e) => [e.effectId, e.status])])
         // Per model call: the transforms in order, then the observers ending last-begun first.
         const perCall = [
           ["before_inference", "s1", []],
@@ -885,7 +948,10 @@ describe("Hook.sync as an ordinary handler", () => {
         ]
         expect(effects).toEqual([...perCall, ...perCall])
         const watch = at(ran.record, "around_inference").flatMap((i) => i.effects.map((e) => e.data))
-        expect(watch).toEqual([{ purpose: "planning", outcome: "completed" }, { purpose: "synthesis", outcome: "completed" }])
+        expect(watch).toEqual([{ purpose: "planning", outcome: "completed" }, {
+          purpose: "synthesis",
+          outcome: "completed"
+        }])
       }
     }))
 })

@@ -115,9 +115,18 @@ describe("transforms: inference", () => {
       const drafts: Array<string> = []
       const h = yield* makeHarness({
         hooks: [
-          Hook.make({ name: "one", afterInference: (c, text) => Effect.succeed(c.payload.purpose === "synthesis" ? `${text}+1` : text) }),
-          Hook.make({ name: "two", afterInference: (c, text) => Effect.succeed(c.payload.purpose === "synthesis" ? `${text}+2` : text) }),
-          Hook.make({ name: "final", afterSynthesis: (_ctx, text) => Effect.sync(() => (drafts.push(text), `${text}!`)) })
+          Hook.make({
+            name: "one",
+            afterInference: (c, text) => Effect.succeed(c.payload.purpose === "synthesis" ? `${text}+1` : text)
+          }),
+          Hook.make({
+            name: "two",
+            afterInference: (c, text) => Effect.succeed(c.payload.purpose === "synthesis" ? `${text}+2` : text)
+          }),
+          Hook.make({
+            name: "final",
+            afterSynthesis: (_ctx, text) => Effect.sync(() => (drafts.push(text), `${text}!`))
+          })
         ],
         script: { plans: [plan([])], synthesis: "draft" }
       })
@@ -152,7 +161,12 @@ describe("transforms: inference", () => {
       const record = yield* h.record("t-fail")
       expect(record.lifecycle).toMatchObject({ status: "failed", errorTag: "HookFailed" })
       expect(at(record, "before_inference")).toEqual([
-        expect.objectContaining({ name: "scrubber", status: "failed", error: "scrubber down", decision: FAIL_CLOSED("hook_error") })
+        expect.objectContaining({
+          name: "scrubber",
+          status: "failed",
+          error: "scrubber down",
+          decision: FAIL_CLOSED("hook_error")
+        })
       ])
     }))
 
@@ -199,13 +213,18 @@ describe("transforms: inference", () => {
         script: { plans: [plan([])], synthesis: "never" }
       })
       const error = yield* Effect.flip(h.pipeline.process({ request: "hi", requestId: "t-undeclared" }))
-      expect(error).toMatchObject({ _tag: "HookFailed", hookName: "sneaky", point: "before_inference", reason: "undeclared_contribution" })
+      expect(error).toMatchObject({
+        _tag: "HookFailed",
+        hookName: "sneaky",
+        point: "before_inference",
+        reason: "undeclared_contribution"
+      })
       expect(h.prompts).toEqual([])
       const record = yield* h.record("t-undeclared")
       expect(at(record, "before_inference")).toEqual([
         expect.objectContaining({ status: "failed", decision: FAIL_CLOSED("undeclared_contribution") })
       ])
-      expect(at(record, "before_inference")[0]!.error).toContain('without the "prompt_rewrite" capability')
+      expect(at(record, "before_inference")[0]!.error).toContain("without the \"prompt_rewrite\" capability")
     }))
 
   it.effect("seed 001/002: a fail-open undeclared rewrite is refused and the operation goes on with the value unchanged", () =>
@@ -232,7 +251,9 @@ describe("transforms: inference", () => {
   it.effect("seed 001/002: returning the value unchanged needs no capability and records no contribution", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness({
-        hooks: [Hook.make({ name: "reader", capabilities: [], beforeInference: (_c, prompt) => Effect.succeed(prompt) })],
+        hooks: [
+          Hook.make({ name: "reader", capabilities: [], beforeInference: (_c, prompt) => Effect.succeed(prompt) })
+        ],
         script: { plans: [plan([])], synthesis: "ok" }
       })
       completed(yield* h.pipeline.process({ request: "hi", requestId: "t-same" }))
@@ -255,10 +276,14 @@ describe("transforms: tools", () => {
       const observe = observerOf("watch", seen)
       const h = yield* makeHarness({
         hooks: [
-          Hook.make({ name: "map", beforeTool: (_call, parameters) => Effect.succeed({ ...parameters, symbol: "msft" }) }),
+          Hook.make({
+            name: "map",
+            beforeTool: (_call, parameters) => Effect.succeed({ ...parameters, symbol: "msft" })
+          }),
           Hook.make({
             name: "upper",
-            beforeTool: (_call, parameters) => Effect.succeed({ ...parameters, symbol: String(parameters.symbol).toUpperCase() })
+            beforeTool: (_call, parameters) =>
+              Effect.succeed({ ...parameters, symbol: String(parameters.symbol).toUpperCase() })
           }),
           Hook.make({ name: "watch", around: { toolCall: observe, toolExecution: observe } })
         ],
@@ -271,10 +296,11 @@ describe("transforms: tools", () => {
       expect(runsOf(seen, "tool_call")[0]!.call.payload.parameters).toEqual({ symbol: "ACME" })
       expect(runsOf(seen, "tool_execution")[0]!.call.payload.parameters).toEqual({ symbol: "MSFT" })
       const record = yield* h.record("t-args")
-      expect(at(record, "before_tool").map((i) => [i.name, i.operation, i.stepId, i.phase, typeof i.contributionHash])).toEqual([
-        ["map", "tool_call", "q1", 1, "string"],
-        ["upper", "tool_call", "q1", 1, "string"]
-      ])
+      expect(at(record, "before_tool").map((i) => [i.name, i.operation, i.stepId, i.phase, typeof i.contributionHash]))
+        .toEqual([
+          ["map", "tool_call", "q1", 1, "string"],
+          ["upper", "tool_call", "q1", 1, "string"]
+        ])
     }))
 
   it.effect("seed 002: afterTool transforms chain over the result; the step's output — and what the model sees — is the rewritten one", () =>
@@ -286,7 +312,9 @@ describe("transforms: tools", () => {
             name: "withhold-price",
             afterTool: (call, result) =>
               Effect.succeed(
-                call.payload.capability === "stock_quote" && "output" in result ? { output: { price: "withheld" } } : result
+                call.payload.capability === "stock_quote" && "output" in result
+                  ? { output: { price: "withheld" } }
+                  : result
               )
           }),
           Hook.make({
@@ -294,7 +322,8 @@ describe("transforms: tools", () => {
             afterTool: (_call, result) =>
               Effect.sync(() => {
                 inputs.push(result)
-                return "output" in result && typeof result.output === "object" && result.output !== null && !Array.isArray(result.output)
+                return "output" in result && typeof result.output === "object" && result.output !== null &&
+                    !Array.isArray(result.output)
                   ? { output: { ...result.output, reviewed: true } }
                   : result
               })
@@ -304,7 +333,10 @@ describe("transforms: tools", () => {
       })
       const response = completed(yield* h.pipeline.process({ request: "quote", requestId: "t-result" }))
       expect(inputs).toEqual([{ output: { price: "withheld" } }])
-      expect(response.phases[0]!.steps[0]).toMatchObject({ status: "succeeded", output: { price: "withheld", reviewed: true } })
+      expect(response.phases[0]!.steps[0]).toMatchObject({
+        status: "succeeded",
+        output: { price: "withheld", reviewed: true }
+      })
       const [synthesis] = textPrompts(h.prompts)
       expect(stepResultsIn(synthesis!)?.[0]?.output).toEqual({ price: "withheld", reviewed: true })
       expect(synthesis).not.toContain("\"currency\"")
@@ -319,7 +351,9 @@ describe("transforms: tools", () => {
             afterTool: (call, result) =>
               Effect.succeed(
                 "error" in result
-                  ? call.coordinates.stepId === "bad1" ? { error: "quote service unavailable" } : { output: { fallback: true } }
+                  ? call.coordinates.stepId === "bad1"
+                    ? { error: "quote service unavailable" }
+                    : { output: { fallback: true } }
                   : result
               )
           })
@@ -351,7 +385,8 @@ describe("transforms: tools", () => {
       })
       const response = completed(yield* h.pipeline.process({ request: "weather", requestId: "t-error-2" }))
       const errorInput = inputs.find((i) => "error" in i)
-      expect(errorInput !== undefined && "error" in errorInput && errorInput.error.startsWith("invalid_parameters:")).toBe(true)
+      expect(errorInput !== undefined && "error" in errorInput && errorInput.error.startsWith("invalid_parameters:"))
+        .toBe(true)
       expect(response.phases[0]!.steps.map((s) => [s.step_id, s.status])).toEqual([["bad", "failed"], ["w1", "failed"]])
       expect(response.phases[0]!.steps[1]!.error).toBe("forecasts are embargoed")
     }))
@@ -366,13 +401,20 @@ describe("transforms: tools", () => {
       const step = response.phases[0]!.steps[0]!
       expect(step.status).toBe("failed")
       expect(step.output).toBeUndefined()
-      expect(step.error).toBe('fail-closed hook "redactor" stopped the request at after_tool (hook_failed): redactor crashed')
+      expect(step.error).toBe(
+        "fail-closed hook \"redactor\" stopped the request at after_tool (hook_failed): redactor crashed"
+      )
       const [synthesis] = textPrompts(h.prompts)
       expect(synthesis).not.toContain("\"price\"")
       const record = yield* h.record("t-tool-fail")
       expect(record.lifecycle?.status).toBe("succeeded")
       expect(at(record, "after_tool")).toEqual([
-        expect.objectContaining({ name: "redactor", stepId: "q1", status: "failed", decision: FAIL_CLOSED("hook_error") })
+        expect.objectContaining({
+          name: "redactor",
+          stepId: "q1",
+          status: "failed",
+          decision: FAIL_CLOSED("hook_error")
+        })
       ])
     }))
 
@@ -389,7 +431,7 @@ describe("transforms: tools", () => {
       const response = completed(yield* h.pipeline.process({ request: "quote", requestId: "t-args-fail" }))
       expect(response.phases[0]!.steps[0]).toMatchObject({
         status: "failed",
-        error: 'fail-closed hook "validator" stopped the request at before_tool (hook_failed): arguments rejected'
+        error: "fail-closed hook \"validator\" stopped the request at before_tool (hook_failed): arguments rejected"
       })
       expect(seen).toEqual([])
     }))
@@ -399,7 +441,11 @@ describe("transforms: tools", () => {
       const h = yield* makeHarness({
         hooks: [
           untyped({ name: "numeric", afterTool: () => Effect.succeed(42) }),
-          untyped({ name: "listy", beforeTool: (call: Operation.Call<"tool_call">, p: unknown) => Effect.succeed(call.coordinates.stepId === "w1" ? [p] : p) })
+          untyped({
+            name: "listy",
+            beforeTool: (call: Operation.Call<"tool_call">, p: unknown) =>
+              Effect.succeed(call.coordinates.stepId === "w1" ? [p] : p)
+          })
         ],
         script: { plans: [plan([quoteStep("q1"), weatherStep("w1")])], synthesis: "ok" }
       })
@@ -408,12 +454,12 @@ describe("transforms: tools", () => {
         [
           "q1",
           "failed",
-          'fail-closed hook "numeric" stopped the request at after_tool (wrong_shape): after_tool must return { output } (JSON) or { error } (a string)'
+          "fail-closed hook \"numeric\" stopped the request at after_tool (wrong_shape): after_tool must return { output } (JSON) or { error } (a string)"
         ],
         [
           "w1",
           "failed",
-          'fail-closed hook "listy" stopped the request at before_tool (wrong_shape): before_tool must return a JSON object of arguments'
+          "fail-closed hook \"listy\" stopped the request at before_tool (wrong_shape): before_tool must return a JSON object of arguments"
         ]
       ])
     }))
@@ -425,7 +471,8 @@ describe("transforms: tools", () => {
           Hook.make({ name: "flaky", failure: "fail_open", afterTool: () => Effect.fail("audit log full") }),
           Hook.make({
             name: "tag",
-            afterTool: (_c, result) => Effect.succeed("output" in result ? { output: { wrapped: result.output } } : result)
+            afterTool: (_c, result) =>
+              Effect.succeed("output" in result ? { output: { wrapped: result.output } } : result)
           })
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
@@ -458,7 +505,9 @@ describe("transforms: tools", () => {
       const response = completed(yield* h.pipeline.process({ request: "quote", requestId: "t-tool-undeclared" }))
       const step = response.phases[0]!.steps[0]!
       expect(step.status).toBe("failed")
-      expect(step.error).toContain('fail-closed hook "out-only" stopped the request at before_tool (undeclared_contribution)')
+      expect(step.error).toContain(
+        "fail-closed hook \"out-only\" stopped the request at before_tool (undeclared_contribution)"
+      )
       expect(seen).toEqual([])
     }))
 
@@ -480,7 +529,9 @@ describe("transforms: tools", () => {
       yield* TestClock.adjust("1 second")
       const response = completed(yield* Fiber.join(fiber))
       expect(response.phases[0]!.steps[0]).toMatchObject({ status: "failed" })
-      expect(response.phases[0]!.steps[0]!.error).toContain('"slow-scrub" stopped the request at before_tool (timed_out)')
+      expect(response.phases[0]!.steps[0]!.error).toContain(
+        "\"slow-scrub\" stopped the request at before_tool (timed_out)"
+      )
       const record = yield* h.record("t-deadline")
       expect(at(record, "before_tool")).toEqual([
         expect.objectContaining({ status: "timed_out", execution: "deadline", decision: FAIL_CLOSED("timed_out") })
@@ -495,8 +546,16 @@ describe("transforms: capabilities and policies", () => {
       const h = yield* makeHarness({
         hooks: [
           Hook.make({ name: "prompt", ...none, beforeInference: (_c, prompt) => Effect.succeed(`${prompt}\n[x]`) }),
-          Hook.make({ name: "completion", ...none, afterInference: (c, text) => Effect.succeed(c.payload.purpose === "synthesis" ? "[x]" : text) }),
-          Hook.make({ name: "args", ...none, beforeTool: (_c, parameters) => Effect.succeed({ ...parameters, symbol: "MSFT" }) }),
+          Hook.make({
+            name: "completion",
+            ...none,
+            afterInference: (c, text) => Effect.succeed(c.payload.purpose === "synthesis" ? "[x]" : text)
+          }),
+          Hook.make({
+            name: "args",
+            ...none,
+            beforeTool: (_c, parameters) => Effect.succeed({ ...parameters, symbol: "MSFT" })
+          }),
           Hook.make({ name: "result", ...none, afterTool: () => Effect.succeed({ output: "[x]" }) })
         ],
         script: { plans: [plan([quoteStep("q1")])], synthesis: "draft" }
@@ -516,18 +575,24 @@ describe("transforms: capabilities and policies", () => {
         ])
       )
       const needs = Object.fromEntries(refused.map((i) => [i.stage, i.error]))
-      expect(needs.before_inference).toContain('"prompt_rewrite"')
-      expect(needs.after_inference).toContain('"completion_rewrite"')
-      expect(needs.before_tool).toContain('"tool_input_rewrite"')
-      expect(needs.after_tool).toContain('"tool_output_rewrite"')
+      expect(needs.before_inference).toContain("\"prompt_rewrite\"")
+      expect(needs.after_inference).toContain("\"completion_rewrite\"")
+      expect(needs.before_tool).toContain("\"tool_input_rewrite\"")
+      expect(needs.after_tool).toContain("\"tool_output_rewrite\"")
     }))
 
   it.effect("seed 001/002: a transform cannot run detached: a background transform is refused at construction", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        makeHarness({ hooks: [Hook.make({ name: "late", execution: Hook.background, afterTool: (_c, r) => Effect.succeed(r) })] })
+        makeHarness({
+          hooks: [Hook.make({ name: "late", execution: Hook.background, afterTool: (_c, r) => Effect.succeed(r) })]
+        })
       )
-      expect(error).toMatchObject({ _tag: "InvalidHookSubscription", reason: "policy_not_applicable", hookName: "late" })
+      expect(error).toMatchObject({
+        _tag: "InvalidHookSubscription",
+        reason: "policy_not_applicable",
+        hookName: "late"
+      })
     }))
 
   it.effect("seed 001/002: a transform that dies is a panic: recorded propagate_panic, and the request dies", () =>
@@ -540,7 +605,10 @@ describe("transforms: capabilities and policies", () => {
       expect(exit._tag === "Failure" && exit.cause._tag).toBe("Die")
       const record = yield* h.record("t-panic")
       expect(at(record, "before_inference")).toEqual([
-        expect.objectContaining({ status: "failed", decision: { policy: "fail_closed", action: "propagate_panic", reason: "panic" } })
+        expect.objectContaining({
+          status: "failed",
+          decision: { policy: "fail_closed", action: "propagate_panic", reason: "panic" }
+        })
       ])
     }))
 })
@@ -567,11 +635,15 @@ describe("transforms: retrieval", () => {
       const agent = yield* makeSeamAgent({
         hooks: [
           probe(Retrieval.retrieve("stock news"), outcomes),
-          Hook.make({ name: "expand", beforeRetrieval: (_c, query) => Effect.succeed(query.replace("stock news", "ACME")) }),
+          Hook.make({
+            name: "expand",
+            beforeRetrieval: (_c, query) => Effect.succeed(query.replace("stock news", "ACME"))
+          }),
           Hook.make({ name: "focus", beforeRetrieval: (_c, query) => Effect.succeed(`${query} dividend`) }),
           Hook.make({
             name: "no-internal",
-            afterRetrieval: (_c, documents) => Effect.succeed(documents.filter((d) => !d.content.startsWith("Internal")))
+            afterRetrieval: (_c, documents) =>
+              Effect.succeed(documents.filter((d) => !d.content.startsWith("Internal")))
           }),
           Hook.make({ name: "reverse", afterRetrieval: (_c, documents) => Effect.succeed([...documents].reverse()) }),
           Hook.make({ name: "watch", around: { retrieval: observerOf("watch", seen) } })
@@ -618,11 +690,18 @@ describe("transforms: retrieval", () => {
     Effect.gen(function*() {
       const outcomes: Array<Either.Either<ReadonlyArray<Operation.Document>, unknown>> = []
       const agent = yield* makeSeamAgent({
-        hooks: [probe(Retrieval.retrieve("ACME"), outcomes), untyped({ name: "ids", afterRetrieval: () => Effect.succeed([{ id: 1 }]) })]
+        hooks: [
+          probe(Retrieval.retrieve("ACME"), outcomes),
+          untyped({ name: "ids", afterRetrieval: () => Effect.succeed([{ id: 1 }]) })
+        ]
       })
       completed(yield* agent.pipeline.process({ request: "hi", requestId: "t-retrieval-shape" }))
       const [outcome] = outcomes
-      expect(Either.isLeft(outcome!) && outcome.left).toMatchObject({ _tag: "HookFailed", point: "after_retrieval", reason: "wrong_shape" })
+      expect(Either.isLeft(outcome!) && outcome.left).toMatchObject({
+        _tag: "HookFailed",
+        point: "after_retrieval",
+        reason: "wrong_shape"
+      })
     }))
 
   it.scoped("seed 001/002: filtering documents needs documents_rewrite: a fail-open undeclared filter is refused, the documents are unchanged", () =>
@@ -659,7 +738,10 @@ describe("transforms: memory", () => {
       const agent = yield* makeSeamAgent({
         hooks: [
           probe(Memory.load("user-1", "euro"), outcomes),
-          Hook.make({ name: "normalize", beforeMemoryLoad: (_c, query) => Effect.succeed(query.replace("euro", "EUR")) }),
+          Hook.make({
+            name: "normalize",
+            beforeMemoryLoad: (_c, query) => Effect.succeed(query.replace("euro", "EUR"))
+          }),
           Hook.make({
             name: "no-private",
             afterMemoryLoad: (_c, records) => Effect.succeed(records.filter((r) => r.metadata?.private !== true))
@@ -678,7 +760,10 @@ describe("transforms: memory", () => {
       expect(at(record, "before_memory_load").map((i) => [i.name, i.operation, typeof i.contributionHash])).toEqual([
         ["normalize", "memory_load", "string"]
       ])
-      expect(at(record, "after_memory_load").map((i) => [i.name, typeof i.contributionHash])).toEqual([["no-private", "string"]])
+      expect(at(record, "after_memory_load").map((i) => [i.name, typeof i.contributionHash])).toEqual([[
+        "no-private",
+        "string"
+      ]])
     }))
 
   it.scoped("seed 002: beforeMemoryStore scrubs a record before it is stored (chained); afterMemoryStore sees the stored id", () =>
@@ -691,11 +776,13 @@ describe("transforms: memory", () => {
           probe(Memory.store("user-1", { content: "my ssn is 123-45-6789" }), outcomes),
           Hook.make({
             name: "scrub",
-            beforeMemoryStore: (_c, record) => Effect.succeed({ ...record, content: record.content.replace(/\d{3}-\d{2}-\d{4}/g, "[ssn]") })
+            beforeMemoryStore: (_c, record) =>
+              Effect.succeed({ ...record, content: record.content.replace(/\d{3}-\d{2}-\d{4}/g, "[ssn]") })
           }),
           Hook.make({
             name: "mark",
-            beforeMemoryStore: (_c, record) => Effect.succeed({ ...record, metadata: { ...record.metadata, scrubbed: true } })
+            beforeMemoryStore: (_c, record) =>
+              Effect.succeed({ ...record, metadata: { ...record.metadata, scrubbed: true } })
           }),
           Hook.make({ name: "audit", afterMemoryStore: (_c, id) => Effect.sync(() => (ids.push(id), id)) }),
           Hook.make({ name: "watch", around: { memoryStore: observerOf("watch", seen) } })
@@ -811,7 +898,9 @@ describe("transforms: memory", () => {
       }
       const record = yield* agent.test.record("t-seam-caps")
       const needs = Object.fromEntries(
-        record.hookInvocations.filter((i) => i.decision?.reason === "undeclared_contribution").map((i) => [i.stage, i.error])
+        record.hookInvocations.filter((i) => i.decision?.reason === "undeclared_contribution").map((
+          i
+        ) => [i.stage, i.error])
       )
       expect(Object.keys(needs).sort()).toEqual([
         "after_memory_load",
@@ -820,11 +909,11 @@ describe("transforms: memory", () => {
         "before_memory_store",
         "before_retrieval"
       ])
-      expect(needs.before_retrieval).toContain('"query_rewrite"')
-      expect(needs.before_memory_load).toContain('"query_rewrite"')
-      expect(needs.after_retrieval).toContain('"documents_rewrite"')
-      expect(needs.after_memory_load).toContain('"memory_rewrite"')
-      expect(needs.before_memory_store).toContain('"memory_rewrite"')
+      expect(needs.before_retrieval).toContain("\"query_rewrite\"")
+      expect(needs.before_memory_load).toContain("\"query_rewrite\"")
+      expect(needs.after_retrieval).toContain("\"documents_rewrite\"")
+      expect(needs.after_memory_load).toContain("\"memory_rewrite\"")
+      expect(needs.before_memory_store).toContain("\"memory_rewrite\"")
     }))
 
   it.scoped("seed 001/002: a memory query rewrite with the declared query_rewrite capability is allowed", () =>

@@ -48,7 +48,11 @@ const step: FastCheck.Arbitrary<Step> = FastCheck.oneof(
     domain: FastCheck.nat(1),
     ttl: FastCheck.integer({ min: 1, max: 5_000 })
   }),
-  FastCheck.record({ _tag: FastCheck.constant("renew" as const), id: FastCheck.nat(5), ttl: FastCheck.integer({ min: 1, max: 5_000 }) }),
+  FastCheck.record({
+    _tag: FastCheck.constant("renew" as const),
+    id: FastCheck.nat(5),
+    ttl: FastCheck.integer({ min: 1, max: 5_000 })
+  }),
   FastCheck.record({ _tag: FastCheck.constant("remove" as const), id: FastCheck.nat(5) }),
   FastCheck.record({ _tag: FastCheck.constant("advance" as const), millis: FastCheck.integer({ min: 0, max: 3_000 }) })
 )
@@ -130,7 +134,11 @@ export const activityStoreConformance = (name: string, makeLayer: MakeActivitySt
         yield* TestClock.adjust("5 seconds")
         yield* store.announce(signal("s", "ops", { summary: "second" }), "10 seconds")
         const [replaced] = yield* store.listActive("ops")
-        expect(replaced).toStrictEqual({ ...signal("s", "ops", { summary: "second" }), announcedAt: 5_000, expiresAt: 15_000 })
+        expect(replaced).toStrictEqual({
+          ...signal("s", "ops", { summary: "second" }),
+          announcedAt: 5_000,
+          expiresAt: 15_000
+        })
         yield* store.announce(signal("s", "billing"), "10 seconds")
         expect(yield* store.listActive("ops")).toEqual([])
         expect(ids(yield* store.listActive("billing"))).toEqual(["s"])

@@ -1,7 +1,7 @@
 import { describe, it } from "@effect/vitest"
 import { Layer } from "effect"
 import * as SqlStores from "../../src/stores/sql/SqlStores.js"
-import { dropTables, postgresCheckpointStore, postgresClient, uniquePrefix, unavailable } from "../support/Backends.js"
+import { dropTables, postgresCheckpointStore, postgresClient, unavailable, uniquePrefix } from "../support/Backends.js"
 import { checkpointStoreConformance } from "./CheckpointStoreConformance.js"
 import { undecodableCheckpoints } from "./CheckpointStoreUndecodable.js"
 

@@ -1,7 +1,7 @@
 import { Layer } from "effect"
-import { sqliteCheckpointStore } from "../support/Backends.js"
-import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
+import * as SqlStores from "../../src/stores/sql/SqlStores.js"
+import { sqliteCheckpointStore } from "../support/Backends.js"
 import { checkpointStoreConformance } from "./CheckpointStoreConformance.js"
 import { undecodableCheckpoints } from "./CheckpointStoreUndecodable.js"
 

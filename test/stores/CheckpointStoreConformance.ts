@@ -103,7 +103,9 @@ export const checkpointStoreConformance = (name: string, makeLayer: MakeCheckpoi
           requestId: "r-sealed",
           request: "Buy 10 shares of ACME — «ünïcödé» \u2028 and \"quotes\"",
           // Parsed, so "__proto__" is an own key, as it is in wire JSON.
-          metadata: JSON.parse('{"z":1,"a":[0.1,-0,1e21,{"":null,"__proto__":"kept"}],"nested":{"b":true}}'),
+          metadata: JSON.parse(
+            "{\"z\":1,\"a\":[0.1,-0,1e21,{\"\":null,\"__proto__\":\"kept\"}],\"nested\":{\"b\":true}}"
+          ),
           enrichments: { rag_context: "limits apply", extra: { n: 2 } },
           phase: 2,
           plan: {
@@ -119,7 +121,9 @@ export const checkpointStoreConformance = (name: string, makeLayer: MakeCheckpoi
           },
           priorPhases: [{
             phase: 1,
-            plan: { steps: [{ step_id: "q1", namespace: "demo-tools", agent: "stock-service", capability: "stock_quote" }] },
+            plan: {
+              steps: [{ step_id: "q1", namespace: "demo-tools", agent: "stock-service", capability: "stock_quote" }]
+            },
             steps: [{
               step_id: "q1",
               namespace: "demo-tools",

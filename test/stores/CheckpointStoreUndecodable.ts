@@ -7,8 +7,8 @@
  * every SQL backend (the memory store keeps decoded values: it has no body
  * to rewrite).
  */
-import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer, Option, Schema } from "effect"
 import { Sealed } from "../../src/domain/Checkpoint.js"
 import * as CheckpointKey from "../../src/stores/CheckpointKey.js"
@@ -21,18 +21,20 @@ export type MakeSqlCheckpointStore = () => {
 }
 
 const checkpoint = (checkpointId: string) =>
-  CheckpointKey.makeRandom().seal(Schema.decodeUnknownSync(Sealed.omit("planDigest"))({
-    checkpointId,
-    requestId: `request-of-${checkpointId}`,
-    request: "Buy 10 shares of ACME",
-    metadata: {},
-    enrichments: {},
-    phase: 1,
-    plan: { steps: [{ step_id: "q1", namespace: "demo-tools", agent: "stock-service", capability: "stock_quote" }] },
-    priorPhases: [],
-    reason: "needs a human",
-    createdAt: 1_000
-  }))
+  CheckpointKey.makeRandom().seal(
+    Schema.decodeUnknownSync(Sealed.omit("planDigest"))({
+      checkpointId,
+      requestId: `request-of-${checkpointId}`,
+      request: "Buy 10 shares of ACME",
+      metadata: {},
+      enrichments: {},
+      phase: 1,
+      plan: { steps: [{ step_id: "q1", namespace: "demo-tools", agent: "stock-service", capability: "stock_quote" }] },
+      priorPhases: [],
+      reason: "needs a human",
+      createdAt: 1_000
+    })
+  )
 
 /** Bodies a second connection could leave behind, none of them a checkpoint. */
 const rewrites: ReadonlyArray<readonly [string, string]> = [
@@ -64,12 +66,20 @@ export const undecodableCheckpoints = (name: string, make: MakeSqlCheckpointStor
           yield* sql`UPDATE ${sql(table)} SET body = ${body} WHERE checkpoint_id = ${"c-1"}`
 
           const read = yield* Effect.flip(store.get("c-1"))
-          expect(read).toMatchObject({ _tag: "CheckpointDecodeError", checkpointId: "c-1", requestId: "request-of-c-1" })
+          expect(read).toMatchObject({
+            _tag: "CheckpointDecodeError",
+            checkpointId: "c-1",
+            requestId: "request-of-c-1"
+          })
           expect(read.detail.length).toBeLessThan(1_200)
 
           for (const owner of ["a", "b"]) {
             const claimed = yield* Effect.flip(store.claim("c-1", { owner, leaseFor: "5 minutes" }))
-            expect(claimed).toMatchObject({ _tag: "CheckpointDecodeError", checkpointId: "c-1", requestId: "request-of-c-1" })
+            expect(claimed).toMatchObject({
+              _tag: "CheckpointDecodeError",
+              checkpointId: "c-1",
+              requestId: "request-of-c-1"
+            })
             // Released at once: the row is there, with nobody holding it.
             const rows = yield* sql<{ readonly claim_owner: string | null }>`SELECT claim_owner FROM ${sql(table)}
               WHERE checkpoint_id = ${"c-1"}`

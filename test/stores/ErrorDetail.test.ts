@@ -5,9 +5,9 @@
  * message and code — and reads nothing else a driver error may carry (the
  * statement's parameters, connection options).
  */
-import { describe, expect, it } from "@effect/vitest"
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlError } from "@effect/sql/SqlError"
+import { describe, expect, it } from "@effect/vitest"
 import { Cause } from "effect"
 import { errorDetail } from "../../src/stores/internal/errorDetail.js"
 
@@ -20,14 +20,19 @@ describe("store error detail", () => {
       message: "Failed to execute statement",
       cause: sqliteError("SQLITE_READONLY", "attempt to write a readonly database")
     })
-    expect(errorDetail(error)).toBe("Failed to execute statement: SQLITE_READONLY: attempt to write a readonly database")
+    expect(errorDetail(error)).toBe(
+      "Failed to execute statement: SQLITE_READONLY: attempt to write a readonly database"
+    )
   })
 
   it("store errors: a failed migration names the migration and the driver's cause", () => {
     const error = new Migrator.MigrationError({
       reason: "failed",
       message: `Migration "1_execution_records" failed`,
-      cause: new SqlError({ message: "Failed to execute statement", cause: sqliteError("SQLITE_FULL", "database or disk is full") })
+      cause: new SqlError({
+        message: "Failed to execute statement",
+        cause: sqliteError("SQLITE_FULL", "database or disk is full")
+      })
     })
     expect(errorDetail(error)).toBe(
       `Migration "1_execution_records" failed: Failed to execute statement: SQLITE_FULL: database or disk is full`
@@ -38,7 +43,13 @@ describe("store error detail", () => {
     expect(errorDetail(Cause.die(sqliteError("SQLITE_CANTOPEN", "unable to open database file")))).toBe(
       "SQLITE_CANTOPEN: unable to open database file"
     )
-    expect(errorDetail(Cause.fail(new SqlError({ message: "Connection error", cause: new Error("Connection terminated unexpectedly") }))))
+    expect(
+      errorDetail(
+        Cause.fail(
+          new SqlError({ message: "Connection error", cause: new Error("Connection terminated unexpectedly") })
+        )
+      )
+    )
       .toBe("Connection error: Connection terminated unexpectedly")
   })
 

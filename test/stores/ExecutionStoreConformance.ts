@@ -559,7 +559,10 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
     it.effect("C15: a newer snapshot keeps late evidence the stored record has further along (effects never go back)", () =>
       Effect.gen(function*() {
         const store = yield* ExecutionStore
-        const run = (effects: ReadonlyArray<{ id: string; status: "pending" | "succeeded" | "failed" }>, status: "backgrounded" | "completed") => ({
+        const run = (
+          effects: ReadonlyArray<{ id: string; status: "pending" | "succeeded" | "failed" }>,
+          status: "backgrounded" | "completed"
+        ) => ({
           name: "audit",
           stage: "before_planning",
           outcome: status === "completed" ? "succeeded" : "pending",
@@ -567,7 +570,13 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           sequence: 0,
           startedAt: 5,
           duration: 1,
-          effects: effects.map((e) => ({ effectId: e.id, schemaVersion: 1, name: e.id, status: e.status, startedAt: 5 }))
+          effects: effects.map((e) => ({
+            effectId: e.id,
+            schemaVersion: 1,
+            name: e.id,
+            status: e.status,
+            startedAt: 5
+          }))
         })
         const withRuns = (revision: number, runs: ReadonlyArray<unknown>, payload: string) =>
           Schema.decodeUnknownSync(ExecutionRecord)({
@@ -580,19 +589,35 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           })
         // The stored record (written by the suspended part's late update):
         // the run ended, its effect succeeded, and it reported a second one.
-        yield* store.save(withRuns(3, [run([{ id: "write", status: "succeeded" }, { id: "notify", status: "failed" }], "completed")], "stored"))
-        // A resumed writer's newer snapshot still has the run as it was when it read it.
-        expect(yield* store.save(withRuns(4, [run([{ id: "write", status: "pending" }], "backgrounded")], "resumed"))).toBe(
-          "written"
+        yield* store.save(
+          withRuns(
+            3,
+            [run([{ id: "write", status: "succeeded" }, { id: "notify", status: "failed" }], "completed")],
+            "stored"
+          )
         )
+        // A resumed writer's newer snapshot still has the run as it was when it read it.
+        expect(yield* store.save(withRuns(4, [run([{ id: "write", status: "pending" }], "backgrounded")], "resumed")))
+          .toBe(
+            "written"
+          )
         const stored = Option.getOrThrow(yield* store.get("late"))
         expect(stored.recordRevision).toBe(4)
         expect(stored.finalResponse).toBe("resumed")
         const [merged] = stored.hookInvocations
         expect(merged?.status).toBe("completed")
-        expect(merged?.effects.map((e) => [e.effectId, e.status])).toEqual([["write", "succeeded"], ["notify", "failed"]])
+        expect(merged?.effects.map((e) => [e.effectId, e.status])).toEqual([["write", "succeeded"], [
+          "notify",
+          "failed"
+        ]])
         // A snapshot that is further along itself is written as it is.
-        yield* store.save(withRuns(5, [run([{ id: "write", status: "succeeded" }, { id: "notify", status: "succeeded" }], "completed")], "final"))
+        yield* store.save(
+          withRuns(
+            5,
+            [run([{ id: "write", status: "succeeded" }, { id: "notify", status: "succeeded" }], "completed")],
+            "final"
+          )
+        )
         const last = Option.getOrThrow(yield* store.get("late")).hookInvocations[0]
         expect(last?.effects.map((e) => e.status)).toEqual(["succeeded", "succeeded"])
       }).pipe(Effect.provide(fresh())))

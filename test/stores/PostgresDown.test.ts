@@ -4,13 +4,13 @@
  * the driver's words — while the required plan boundary still fails closed.
  * When the database is back, recording resumes.
  */
-import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as Postgres from "effect-agent-pipeline/postgres"
-import { agentWithBoundary, keepingWarnings } from "../support/StoreTrouble.js"
 import { postgresClient, postgresUrl, unavailable } from "../support/Backends.js"
+import { agentWithBoundary, keepingWarnings } from "../support/StoreTrouble.js"
 
 const skipped = unavailable("postgres")
 
@@ -39,7 +39,8 @@ describe("PostgreSQL down under a running agent", () => {
               allow
                 ? Effect.void
                 : sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database}`
-            ))
+            )
+          )
         yield* Effect.gen(function*() {
           const pipeline = yield* Pipeline.Pipeline
           const store = yield* ExecutionStore.ExecutionStore
@@ -62,7 +63,9 @@ describe("PostgreSQL down under a running agent", () => {
           const written = warnings.filter((w) => w.includes("execution record not written"))
           expect(created.some((w) => driver.test(w)), JSON.stringify(created)).toBe(true)
           expect(written.some((w) => driver.test(w)), JSON.stringify(written)).toBe(true)
-          const denied = yield* Effect.flip(pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "trade" }))
+          const denied = yield* Effect.flip(
+            pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "trade" })
+          )
           expect(denied._tag).toBe("RequiredAfterPlanningError")
           // Reading fails too, with the store's typed error.
           const read = yield* Effect.flip(store.get("before"))

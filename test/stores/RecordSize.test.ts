@@ -33,9 +33,13 @@ describe("record size", () => {
     expect(recordSize(value)).toBe(encodedSize(value))
   })
 
-  it.prop("record size: equals the UTF-8 length of JSON.stringify where nothing is escaped (property)", [plainJson], ([value]) => {
-    expect(recordSize(value)).toBe(utf8(JSON.stringify(value)))
-  })
+  it.prop(
+    "record size: equals the UTF-8 length of JSON.stringify where nothing is escaped (property)",
+    [plainJson],
+    ([value]) => {
+      expect(recordSize(value)).toBe(utf8(JSON.stringify(value)))
+    }
+  )
 
   it("record size: undefined properties, functions and symbols are left out as JSON.stringify does", () => {
     const value = { a: 1, b: undefined, c: [undefined, () => 1], d: Symbol("s"), e: { f: undefined } }

@@ -4,18 +4,23 @@
  * listing goes on past it, and a legacy row (no lifecycle) decodes with
  * completion `unknown`.
  */
-import { describe, expect, it } from "@effect/vitest"
-import { SqlClient } from "@effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
+import { SqlClient } from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { ExecutionRecord } from "effect-agent-pipeline"
 import { ExecutionStore } from "../../src/stores/ExecutionStore.js"
-import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import { tablesFor } from "../../src/stores/sql/migrations.js"
-import { dropTables, postgresClient, uniquePrefix, unavailable } from "../support/Backends.js"
+import * as SqlStores from "../../src/stores/sql/SqlStores.js"
+import { dropTables, postgresClient, unavailable, uniquePrefix } from "../support/Backends.js"
 
 /** Inserts a raw row, as an older / newer / broken writer could have left it. */
-const insertRaw = (prefix: string, requestId: string, body: string, options: { version?: number; status?: string } = {}) =>
+const insertRaw = (
+  prefix: string,
+  requestId: string,
+  body: string,
+  options: { version?: number; status?: string } = {}
+) =>
   Effect.flatMap(SqlClient, (sql) => {
     const table = sql(tablesFor(prefix).records)
     const hooks = sql.onDialectOrElse({ pg: () => sql`'[]'::jsonb`, orElse: () => sql`'[]'` })
@@ -38,7 +43,11 @@ const suite = (name: string, client: () => Layer.Layer<SqlClient>) =>
       Effect.gen(function*() {
         const store = yield* ExecutionStore
         yield* store.save(
-          ExecutionRecord.decodeUnknown({ requestId: "good", request: "q", lifecycle: { status: "succeeded", startedAt: 0 } })
+          ExecutionRecord.decodeUnknown({
+            requestId: "good",
+            request: "q",
+            lifecycle: { status: "succeeded", startedAt: 0 }
+          })
             .pipe(Effect.runSync)
         )
         yield* insertRaw(prefix, "not-json", "{ this is not json")

@@ -41,7 +41,8 @@ const deleteKeys = (url: string, prefix: string) =>
       } finally {
         await client.quit()
       }
-    }))
+    })
+  )
 
 /** A fresh Redis activity store: its own key prefix, its keys deleted afterwards. */
 export const redisActivityStore = (): Layer.Layer<ActivityStore> => {

@@ -5,14 +5,14 @@
  * are skipped and say why — unless `EAP_REQUIRE_BACKENDS=1` (set by CI), in
  * which case a missing server fails the run instead of passing silently.
  */
-import { Duration, Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "@effect/sql/SqlClient"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.js"
 import type { ExecutionStore, RetentionSettings } from "../../src/stores/ExecutionStore.js"
-import * as SqlStores from "../../src/stores/sql/SqlStores.js"
-import * as Sqlite from "../../src/stores/sql/Sqlite.js"
 import { tablesFor } from "../../src/stores/sql/migrations.js"
+import * as Sqlite from "../../src/stores/sql/Sqlite.js"
+import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 
 /** Whether CI demands every backend. */
 export const backendsRequired = process.env["EAP_REQUIRE_BACKENDS"] === "1"
@@ -30,7 +30,9 @@ export const redisUrl = process.env["EAP_TEST_REDIS_URL"]
 export const unavailable = (backend: "postgres" | "redis"): string | undefined => {
   const url = backend === "postgres" ? postgresUrl : redisUrl
   if (url !== undefined) return undefined
-  const reason = `${backend}: EAP_TEST_${backend === "postgres" ? "DATABASE" : "REDIS"}_URL is not set (run .ci/services.sh)`
+  const reason = `${backend}: EAP_TEST_${
+    backend === "postgres" ? "DATABASE" : "REDIS"
+  }_URL is not set (run .ci/services.sh)`
   if (backendsRequired) throw new Error(`EAP_REQUIRE_BACKENDS=1 but ${reason}`)
   return reason
 }
@@ -46,8 +48,7 @@ export const sqliteStore = (options?: StoreOptions): Layer.Layer<ExecutionStore>
 
 let prefixes = 0
 /** A table prefix no other build in this process (or another run) uses. */
-export const uniquePrefix = (): string =>
-  `t${process.pid}_${Date.now().toString(36)}_${(prefixes++).toString(36)}_`
+export const uniquePrefix = (): string => `t${process.pid}_${Date.now().toString(36)}_${(prefixes++).toString(36)}_`
 
 /** The PostgreSQL client of the test database. */
 export const postgresClient = (): Layer.Layer<SqlClient> =>

@@ -142,8 +142,10 @@ export const toolUse = (
 ): WireServer.Reply => blockReply({ kind: "tool_use", name: options.name, input }, options.usage)
 
 /** Structured output: the forced tool's call with `value` as its input. */
-export const json = (value: Readonly<Record<string, unknown>>, options: { readonly usage?: Usage } = {}): WireServer.Reply =>
-  toolUse(value, options)
+export const json = (
+  value: Readonly<Record<string, unknown>>,
+  options: { readonly usage?: Usage } = {}
+): WireServer.Reply => toolUse(value, options)
 
 /** A plan as the forced `routing_plan` tool call: the wire form (`PlanWire.PlanWire`) of `input`. */
 export const plan = (input: RoutingPlan.RoutingPlanInput, options: { readonly usage?: Usage } = {}): WireServer.Reply =>
@@ -161,14 +163,22 @@ export const error = (
       type: "error",
       error: {
         type: options.type ??
-          (code === 429 ? "rate_limit_error" : code === 529 ? "overloaded_error" : code >= 500 ? "api_error" : "invalid_request_error"),
+          (code === 429
+            ? "rate_limit_error"
+            : code === 529
+            ? "overloaded_error"
+            : code >= 500
+            ? "api_error"
+            : "invalid_request_error"),
         message
       }
     }
   })
 
 /** A 200 whose body is JSON but not a `Message` (a provider fault, not a bad plan). */
-export const brokenBody: WireServer.Reply = WireServer.status(200, { body: { id: "msg_broken", type: "message", content: 7 } })
+export const brokenBody: WireServer.Reply = WireServer.status(200, {
+  body: { id: "msg_broken", type: "message", content: 7 }
+})
 
 /** Starts the server for the current Scope. */
 export const make: Effect.Effect<FakeAnthropic, never, Scope.Scope> = Effect.map(

@@ -114,10 +114,15 @@ const itemBody = (item: Item, id: string, status: "in_progress" | "completed") =
     }
 
 /** The event sequence the Responses API streams for one output item. */
-export const streamEvents = (request: WireServer.ReceivedRequest, item: Item, usage: Usage): ReadonlyArray<WireServer.JsonEvent> => {
+export const streamEvents = (
+  request: WireServer.ReceivedRequest,
+  item: Item,
+  usage: Usage
+): ReadonlyArray<WireServer.JsonEvent> => {
   const id = item.kind === "message" ? `msg_${request.index}` : `fc_${request.index}`
   const events: Array<WireServer.JsonEvent> = []
-  const push = (type: string, fields: Record<string, unknown>) => events.push({ type, sequence_number: events.length, ...fields })
+  const push = (type: string, fields: Record<string, unknown>) =>
+    events.push({ type, sequence_number: events.length, ...fields })
   const at = { output_index: 0 }
   push("response.created", { response: responseBody(request, "in_progress", [], null) })
   push("response.in_progress", { response: responseBody(request, "in_progress", [], null) })
@@ -157,7 +162,9 @@ export const text = (
   options: { readonly deltas?: ReadonlyArray<string>; readonly usage?: Usage } = {}
 ): WireServer.Reply => {
   const deltas = options.deltas ?? wordDeltas(text)
-  if (deltas.join("") !== text) throw new Error(`FakeOpenAi.text: the deltas ${JSON.stringify(deltas)} do not make ${JSON.stringify(text)}`)
+  if (deltas.join("") !== text) {
+    throw new Error(`FakeOpenAi.text: the deltas ${JSON.stringify(deltas)} do not make ${JSON.stringify(text)}`)
+  }
   return itemReply({ kind: "message", text, deltas }, options.usage)
 }
 
@@ -193,7 +200,8 @@ export const error = (
     body: {
       error: {
         message,
-        type: options.type ?? (code === 429 ? "rate_limit_exceeded" : code >= 500 ? "server_error" : "invalid_request_error"),
+        type: options.type ??
+          (code === 429 ? "rate_limit_exceeded" : code >= 500 ? "server_error" : "invalid_request_error"),
         param: null,
         code: null
       }
@@ -222,7 +230,10 @@ const embeddingsBody = (request: WireServer.ReceivedRequest, vectors: ReadonlyAr
 export const embeddings = (vectors?: ReadonlyArray<ReadonlyArray<number>>): WireServer.Reply =>
   WireServer.reply((request) =>
     WireServer.jsonBody(
-      embeddingsBody(request, vectors ?? inputsOf(request).map((input) => Embeddings.embedOffline(input, EMBEDDING_DIMENSIONS)))
+      embeddingsBody(
+        request,
+        vectors ?? inputsOf(request).map((input) => Embeddings.embedOffline(input, EMBEDDING_DIMENSIONS))
+      )
     )
   )
 
@@ -238,7 +249,10 @@ export const make: Effect.Effect<FakeOpenAi, never, Scope.Scope> = Effect.map(
           status: 500,
           headers: { "content-type": "application/json" },
           body: JSON.stringify({
-            error: { message: `FakeOpenAi: no scripted reply for ${request.method} ${request.path}`, type: "server_error" }
+            error: {
+              message: `FakeOpenAi: no scripted reply for ${request.method} ${request.path}`,
+              type: "server_error"
+            }
           })
         }
   }),

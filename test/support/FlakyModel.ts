@@ -18,7 +18,10 @@ export type Reply =
   /** A stream: its deltas, then it ends, fails (`cut`) or stalls (`stall`). */
   | { readonly _tag: "Stream"; readonly deltas: ReadonlyArray<string>; readonly then?: "end" | "cut" | "stall" }
 
-export const text = (t: string, usage: { readonly inputTokens?: number; readonly outputTokens?: number } = {}): Reply => ({
+export const text = (
+  t: string,
+  usage: { readonly inputTokens?: number; readonly outputTokens?: number } = {}
+): Reply => ({
   _tag: "Text",
   text: t,
   ...usage
@@ -81,7 +84,9 @@ export const make = (replies: ReadonlyArray<Reply>): FlakyModel => {
     if (reply === undefined) throw new Error(`FlakyModel: script exhausted after ${replies.length} call(s)`)
     return reply
   }
-  const finish = (reply: { readonly inputTokens?: number; readonly outputTokens?: number }): Response.FinishPartEncoded => ({
+  const finish = (
+    reply: { readonly inputTokens?: number; readonly outputTokens?: number }
+  ): Response.FinishPartEncoded => ({
     type: "finish",
     reason: "stop",
     usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens, totalTokens: undefined }
@@ -89,7 +94,10 @@ export const make = (replies: ReadonlyArray<Reply>): FlakyModel => {
   const layer = ModelProvider.layer(ModelProvider.make({
     generateText: (options) =>
       Effect.suspend(() => {
-        calls.push({ kind: options.responseFormat.type === "json" ? "plan" : "text", prompt: promptText(options.prompt) })
+        calls.push({
+          kind: options.responseFormat.type === "json" ? "plan" : "text",
+          prompt: promptText(options.prompt)
+        })
         const reply = take()
         switch (reply._tag) {
           case "Text":

@@ -6,9 +6,11 @@ import { FastCheck } from "effect"
 import type { Json } from "../../src/domain/Json.js"
 
 /** A finite double, with `-0` normalised to `0`. */
-export const finiteNumber: FastCheck.Arbitrary<number> = FastCheck.double({ noNaN: true, noDefaultInfinity: true }).map((
-  n
-) => (n === 0 ? 0 : n))
+export const finiteNumber: FastCheck.Arbitrary<number> = FastCheck.double({ noNaN: true, noDefaultInfinity: true }).map(
+  (
+    n
+  ) => (n === 0 ? 0 : n)
+)
 
 /** A JSON value; arrays and objects hold at most `maxSize` members. */
 export const jsonArbitrary = (maxSize = 4): FastCheck.Arbitrary<Json> =>

@@ -9,11 +9,11 @@
  * The server runs with tracing disabled: it never adds spans of its own to
  * what it receives.
  */
-import { createServer } from "node:http"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Option, Schema, type Scope } from "effect"
 import type { ServeError } from "@effect/platform/HttpServerError"
+import { Effect, Option, Schema, type Scope } from "effect"
+import { createServer } from "node:http"
 
 /** An OTLP attribute value (the scalar kinds the exporters send). */
 const AnyValue = Schema.Struct({
@@ -28,7 +28,10 @@ const Attributes = Schema.Array(KeyValue)
 
 const Resource = Schema.Struct({ attributes: Attributes })
 
-const SpanEvent = Schema.Struct({ name: Schema.String, attributes: Schema.optionalWith(Attributes, { default: () => [] }) })
+const SpanEvent = Schema.Struct({
+  name: Schema.String,
+  attributes: Schema.optionalWith(Attributes, { default: () => [] })
+})
 
 const Span = Schema.Struct({
   traceId: Schema.String,
@@ -87,7 +90,9 @@ export interface ReceivedSpan {
   readonly parentSpanId: string | undefined
   readonly name: string
   readonly attributes: Readonly<Record<string, string | number | boolean>>
-  readonly events: ReadonlyArray<{ readonly name: string; readonly attributes: Readonly<Record<string, string | number | boolean>> }>
+  readonly events: ReadonlyArray<
+    { readonly name: string; readonly attributes: Readonly<Record<string, string | number | boolean>> }
+  >
   readonly statusCode: number
 }
 

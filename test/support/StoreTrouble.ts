@@ -17,7 +17,9 @@ export const agentWithBoundary = <E>(
       Hook.required({
         name: "no-trades",
         afterPlanning: (_ctx, plan) =>
-          plan.steps.some((s) => s.capability === "execute_trade") ? Effect.fail("trades are not allowed") : Effect.succeed(plan)
+          plan.steps.some((s) => s.capability === "execute_trade")
+            ? Effect.fail("trades are not allowed")
+            : Effect.succeed(plan)
       })
     ],
     executionStore: stores,

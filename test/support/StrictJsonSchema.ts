@@ -56,7 +56,9 @@ export const strictViolations = (schema: unknown): ReadonlyArray<string> => {
       const required = Array.isArray(node["required"]) ? node["required"] : []
       const keys = Object.keys(properties)
       for (const key of keys) if (!required.includes(key)) out.push(`${at}: property ${key} is not required`)
-      for (const key of required) if (!keys.includes(String(key))) out.push(`${at}: required ${String(key)} is not a property`)
+      for (const key of required) {
+        if (!keys.includes(String(key))) out.push(`${at}: required ${String(key)} is not a property`)
+      }
       for (const [key, value] of Object.entries(properties)) walk(value, `${at}/properties/${key}`, depth + 1)
     }
     if ("items" in node) walk(node["items"], `${at}/items`, depth)
@@ -68,4 +70,3 @@ export const strictViolations = (schema: unknown): ReadonlyArray<string> => {
   walk(schema, "#", 1)
   return out
 }
-

@@ -20,10 +20,10 @@
  * Closing the Scope closes every connection (a hung request included) and
  * then the server.
  */
-import * as Http from "node:http"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
 import { Duration, Effect, Option, Ref, type Scope } from "effect"
+import * as Http from "node:http"
 
 /** One request the server received. */
 export interface ReceivedRequest {
@@ -82,7 +82,10 @@ export interface Reply {
 export const reply = (render: (request: ReceivedRequest) => Wire): Reply => ({ delay: undefined, render })
 
 /** The same reply, sent after `delay` (real time). */
-export const delayed = (self: Reply, delay: Duration.DurationInput): Reply => ({ ...self, delay: Duration.decode(delay) })
+export const delayed = (self: Reply, delay: Duration.DurationInput): Reply => ({
+  ...self,
+  delay: Duration.decode(delay)
+})
 
 /**
  * The same reply with its SSE stream cut: the connection is destroyed after
@@ -124,7 +127,11 @@ export const status = (
     _tag: "Body",
     status: code,
     headers: { "content-type": "application/json", ...options.headers },
-    body: options.body === undefined ? "" : typeof options.body === "string" ? options.body : JSON.stringify(options.body)
+    body: options.body === undefined
+      ? ""
+      : typeof options.body === "string"
+      ? options.body
+      : JSON.stringify(options.body)
   }))
 
 /** A 200 whose JSON body is not JSON (default: a truncated object). */
@@ -270,7 +277,10 @@ export const make = (options: {
         status: 500,
         headers: { "content-type": "application/json" },
         body: JSON.stringify({
-          error: { message: `${options.name}: no scripted reply for ${request.method} ${request.path}`, type: "server_error" }
+          error: {
+            message: `${options.name}: no scripted reply for ${request.method} ${request.path}`,
+            type: "server_error"
+          }
         })
       }))
 

@@ -33,16 +33,15 @@ import {
   ParseResult,
   Stream
 } from "effect"
-import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/ModelCall.js"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import type { ModelCall, ModelCallOutcome, ModelUsage } from "../../domain/ModelCall.js"
 import { withDeadline } from "../../runtime/internal/deadline.js"
-import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
-import { keepLatest } from "../../runtime/internal/liveShapes.js"
 import { flatText } from "../../runtime/internal/flatText.js"
+import { keepLatest } from "../../runtime/internal/liveShapes.js"
+import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 import { unsafeRecordTokenUsage } from "../../runtime/PipelineMetrics.js"
 import type { RequestRecorder } from "../../runtime/RequestRecorder.js"
-import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
-import { unprovidedOf } from "./unprovided.js"
 import {
   defaults,
   type ModelFailure,
@@ -52,9 +51,10 @@ import {
   retryDelay,
   withRetries
 } from "../ModelPolicy.js"
+import { type DirectModel, type ModelResponse, PlanRequest, responseOfText, usageOf } from "../ModelProvider.js"
 import { exceeds, utf8Length, utf8Prefix } from "./outputBounds.js"
 import { aiErrorText, safeAiError } from "./safeAiError.js"
-import { withFirst } from "../../runtime/internal/withFirst.js"
+import { unprovidedOf } from "./unprovided.js"
 
 type Format = "text" | "plan"
 
@@ -62,7 +62,10 @@ type Format = "text" | "plan"
 export interface ModelClient {
   readonly label: ModelCall["model"]
   /** A buffered call; it runs with `services` added to the caller's context. */
-  readonly generate: (prompt: string, format: Format) => Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>
+  readonly generate: (
+    prompt: string,
+    format: Format
+  ) => Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>
   readonly services: Context.Context<IdGenerator.IdGenerator>
   readonly stream: (prompt: string) => Stream.Stream<Response.StreamPart<{}>, AiError.AiError>
 }
@@ -306,7 +309,8 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   /** One ask: the primary's attempts, then the fallback's. */
   const generate = (info: CallInfo, prompt: string, format: Format): Effect.Effect<ModelResponse, ModelFailure> => {
     if (plan === undefined) return withRetries(policy, withFirst(attemptOf, { info, client: primary, prompt, format }))
-    const attempts = (client: ModelClient) => withRetries(policy, withFirst(attemptOf, { info, client, prompt, format }))
+    const attempts = (client: ModelClient) =>
+      withRetries(policy, withFirst(attemptOf, { info, client, prompt, format }))
     return Effect.withExecutionPlan(Effect.flatMap(ActiveModel, attempts), plan)
   }
   const attemptOf = (
@@ -387,15 +391,25 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
   }
 
   /** Retries a stream that failed before it emitted anything. */
-  const streamAttempts = (info: CallInfo, client: ModelClient, prompt: string, n = 1): Stream.Stream<string, ModelFailure> => {
+  const streamAttempts = (
+    info: CallInfo,
+    client: ModelClient,
+    prompt: string,
+    n = 1
+  ): Stream.Stream<string, ModelFailure> => {
     const emitted = { value: false }
     return Stream.catchAll(streamOnce(info, client, prompt, n, emitted), (failure) => {
       if (emitted.value) return Stream.fail(failure)
-      return Stream.unwrap(Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-        Option.match(retryDelay(policy, failure, n, now), {
-          onNone: () => Effect.succeed(Stream.fail(failure)),
-          onSome: (delay) => Effect.as(Effect.sleep(delay), streamAttempts(info, client, prompt, n + 1))
-        })))
+      return Stream.unwrap(
+        Effect.flatMap(
+          Effect.clockWith((clock) => clock.currentTimeMillis),
+          (now) =>
+            Option.match(retryDelay(policy, failure, n, now), {
+              onNone: () => Effect.succeed(Stream.fail(failure)),
+              onSome: (delay) => Effect.as(Effect.sleep(delay), streamAttempts(info, client, prompt, n + 1))
+            })
+        )
+      )
     })
   }
 
@@ -410,4 +424,3 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
 
   return { generate, stream }
 }
-

@@ -6,8 +6,8 @@
  */
 import type { Json, JsonObject } from "../../domain/Json.js"
 import { readSection } from "../../domain/PromptSections.js"
-import type { ToolDescriptor } from "../../domain/ToolDescriptor.js"
 import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
+import type { ToolDescriptor } from "../../domain/ToolDescriptor.js"
 import { isJsonObject, parseTools } from "./offlinePrompt.js"
 
 // =============================================================================
@@ -21,13 +21,103 @@ const MAX_STEPS = 4
 const WEIGHT = { capability: 3, agent: 2, description: 1 } as const
 
 const STOP_WORDS: ReadonlySet<string> = new Set([
-  "the", "and", "for", "are", "was", "were", "what", "whats", "which", "who", "whom", "why", "how", "when", "where",
-  "with", "without", "this", "that", "these", "those", "from", "into", "onto", "about", "please", "can", "could",
-  "would", "should", "will", "shall", "you", "your", "yours", "our", "ours", "their", "them", "they", "its", "his",
-  "her", "she", "him", "have", "has", "had", "does", "did", "doing", "done", "get", "got", "give", "show", "tell",
-  "let", "lets", "some", "any", "all", "much", "many", "more", "most", "want", "need", "like", "also", "just", "than",
-  "then", "there", "here", "not", "but", "out", "over", "under", "via", "per", "now", "current", "currently",
-  "latest", "tool", "tools", "service", "services", "agent", "agents", "use", "using", "find", "look", "check"
+  "the",
+  "and",
+  "for",
+  "are",
+  "was",
+  "were",
+  "what",
+  "whats",
+  "which",
+  "who",
+  "whom",
+  "why",
+  "how",
+  "when",
+  "where",
+  "with",
+  "without",
+  "this",
+  "that",
+  "these",
+  "those",
+  "from",
+  "into",
+  "onto",
+  "about",
+  "please",
+  "can",
+  "could",
+  "would",
+  "should",
+  "will",
+  "shall",
+  "you",
+  "your",
+  "yours",
+  "our",
+  "ours",
+  "their",
+  "them",
+  "they",
+  "its",
+  "his",
+  "her",
+  "she",
+  "him",
+  "have",
+  "has",
+  "had",
+  "does",
+  "did",
+  "doing",
+  "done",
+  "get",
+  "got",
+  "give",
+  "show",
+  "tell",
+  "let",
+  "lets",
+  "some",
+  "any",
+  "all",
+  "much",
+  "many",
+  "more",
+  "most",
+  "want",
+  "need",
+  "like",
+  "also",
+  "just",
+  "than",
+  "then",
+  "there",
+  "here",
+  "not",
+  "but",
+  "out",
+  "over",
+  "under",
+  "via",
+  "per",
+  "now",
+  "current",
+  "currently",
+  "latest",
+  "tool",
+  "tools",
+  "service",
+  "services",
+  "agent",
+  "agents",
+  "use",
+  "using",
+  "find",
+  "look",
+  "check"
 ])
 
 /** Prepositions after which a place name is expected. */
@@ -63,7 +153,8 @@ const tokenize = (text: string): ReadonlyArray<string> => {
 }
 
 /** Words of a request as written (case kept, punctuation dropped). */
-const rawWords = (text: string): ReadonlyArray<string> => text.match(/[\p{L}\p{N}][\p{L}\p{N}'.-]*[\p{L}\p{N}]|[\p{L}\p{N}]/gu) ?? []
+const rawWords = (text: string): ReadonlyArray<string> =>
+  text.match(/[\p{L}\p{N}][\p{L}\p{N}'.-]*[\p{L}\p{N}]|[\p{L}\p{N}]/gu) ?? []
 
 const isCapitalized = (word: string): boolean => /^\p{Lu}/u.test(word) && word !== "I"
 const isTicker = (word: string): boolean => /^[A-Z]{1,5}$/.test(word) && word !== "I" && word !== "A"

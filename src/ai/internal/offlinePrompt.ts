@@ -5,9 +5,9 @@
  * Anything the default builder did not write is skipped, not an error.
  */
 import type { Prompt } from "@effect/ai"
+import type { StepResult } from "../../domain/ExecutionRecord.js"
 import { isJson, type JsonObject } from "../../domain/Json.js"
 import type { ToolDescriptor } from "../../domain/ToolDescriptor.js"
-import type { StepResult } from "../../domain/ExecutionRecord.js"
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)

@@ -26,7 +26,9 @@ const renderScalar = (value: Json): string =>
 
 const renderOutput = (output: Json | undefined): string => {
   if (output === undefined || output === null) return "no output"
-  if (typeof output !== "object" || Array.isArray(output)) return truncate(oneLine(renderScalar(output)), MAX_OUTPUT_CHARS)
+  if (typeof output !== "object" || Array.isArray(output)) {
+    return truncate(oneLine(renderScalar(output)), MAX_OUTPUT_CHARS)
+  }
   const fields = Object.entries(output).map(([k, v]) => `${k}=${renderScalar(v)}`)
   return truncate(oneLine(fields.length === 0 ? "{}" : fields.join(", ")), MAX_OUTPUT_CHARS)
 }
@@ -58,7 +60,9 @@ export const synthesisFromPrompt = (prompt: string): string => {
     ...(count("skipped") > 0 ? [`${count("skipped")} skipped`] : [])
   ].join(", ")
   return [
-    `Here is what the tools returned for "${request}" (${steps.length} step${steps.length === 1 ? "" : "s"}: ${tally}):`,
+    `Here is what the tools returned for "${request}" (${steps.length} step${
+      steps.length === 1 ? "" : "s"
+    }: ${tally}):`,
     ...steps.map(renderStep)
   ].join("\n")
 }

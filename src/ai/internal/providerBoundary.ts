@@ -76,14 +76,17 @@ const rebuilt = (response: HttpClientResponse.HttpClientResponse, body: string, 
 const bounded = (
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.ResponseError> =>
-  Effect.map(prefixOf(response, ERROR_BODY_BYTES), ({ complete, text }) =>
-    complete && !nestsDeeperThan(text, ERROR_BODY_DEPTH)
-      ? rebuilt(response, text, response.headers["content-type"] ?? "application/json")
-      : rebuilt(
-        response,
-        `${text}… (${complete ? `nested over ${ERROR_BODY_DEPTH} levels` : `cut at ${ERROR_BODY_BYTES} bytes`})`,
-        "text/plain; charset=utf-8"
-      ))
+  Effect.map(
+    prefixOf(response, ERROR_BODY_BYTES),
+    ({ complete, text }) =>
+      complete && !nestsDeeperThan(text, ERROR_BODY_DEPTH)
+        ? rebuilt(response, text, response.headers["content-type"] ?? "application/json")
+        : rebuilt(
+          response,
+          `${text}… (${complete ? `nested over ${ERROR_BODY_DEPTH} levels` : `cut at ${ERROR_BODY_BYTES} bytes`})`,
+          "text/plain; charset=utf-8"
+        )
+  )
 
 // The statuses a Fetch `Response` can be built with (an error status out of
 // range — a hostile 999 — is handed on as it came).
@@ -94,8 +97,14 @@ const isErrorStatus = (status: number) => status >= 400 && status <= 599
  * in the module comment.
  */
 export const boundErrorBodies = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  HttpClient.transformResponse(client, (effect) =>
-    Effect.flatMap(effect, (response) => (isErrorStatus(response.status) ? bounded(response) : Effect.succeed(response))))
+  HttpClient.transformResponse(
+    client,
+    (effect) =>
+      Effect.flatMap(
+        effect,
+        (response) => (isErrorStatus(response.status) ? bounded(response) : Effect.succeed(response))
+      )
+  )
 
 const unreadable = (module: string, method: string, defect: RangeError): AiError.AiError =>
   safeAiError(

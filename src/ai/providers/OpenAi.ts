@@ -136,7 +136,10 @@ export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.Op
  * @since 0.1.0
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  OpenAiLanguageModel.layer({ model: options.model, ...(options.config === undefined ? {} : { config: options.config }) })
+  OpenAiLanguageModel.layer({
+    model: options.model,
+    ...(options.config === undefined ? {} : { config: options.config })
+  })
     .pipe(Layer.provide(layerClient(options)))
 
 /**
@@ -188,5 +191,7 @@ export const layerEmbeddings = (options: EmbeddingOptions): Layer.Layer<Embeddin
  *
  * @since 0.1.0
  */
-export const layerEmbeddingsConfig = (model: string): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
+export const layerEmbeddingsConfig = (
+  model: string
+): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(ModelConfig.openAiEndpoint, (endpoint) => layerEmbeddings({ model, ...endpoint })))

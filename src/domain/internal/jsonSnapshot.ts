@@ -255,7 +255,9 @@ export const walk = (root: unknown, options: WalkOptions): Walked => {
         const element: unknown = (top.source as ReadonlyArray<unknown>)[i]
         if (top.written++ > 0) bytes++
         if (element === undefined && !(i in top.source)) {
-          if (!lenient) return refused("not_json", pathOf(stack, i), "a hole (a missing array element) is not a JSON value")
+          if (!lenient) {
+            return refused("not_json", pathOf(stack, i), "a hole (a missing array element) is not a JSON value")
+          }
           // The copy keeps the hole.
           json = false
           bytes += 4

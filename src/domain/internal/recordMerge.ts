@@ -68,7 +68,9 @@ export const mergeStoredEvidence = (stored: ExecutionRecord, incoming: Execution
   // Runs usually keep their place: look there first.
   for (let i = 0; i < before.length; i++) {
     const old = before[i]!
-    const at = runs[i] !== undefined && (runs[i] === old || sameRun(runs[i]!, old)) ? i : runs.findIndex((r) => sameRun(r, old))
+    const at = runs[i] !== undefined && (runs[i] === old || sameRun(runs[i]!, old))
+      ? i
+      : runs.findIndex((r) => sameRun(r, old))
     if (at < 0) continue
     const next = mergeRun(old, runs[at]!)
     if (next !== runs[at]) {

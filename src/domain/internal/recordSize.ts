@@ -120,7 +120,8 @@ const RUN_ID = keyCost("runId")
 const DECISION = keyCost("decision") + 2 + keyCost("policy") + keyCost("action") + keyCost("reason") + 3 * 2 + 2 + 1
 // `{"name":"","stage":"","outcome":"","sequence":,"startedAt":,"duration":,"effects":}` without the values.
 const REQUIRED = 2 + ["name", "stage", "outcome", "sequence", "startedAt", "duration", "effects"]
-  .reduce((sum, key) => sum + keyCost(key), 0) + 3 * 2 + 6
+  .reduce((sum, key) => sum + keyCost(key), 0) +
+  3 * 2 + 6
 
 /** `"key":"value",` for an optional string member. */
 const stringMember = (key: number, value: string | undefined): number =>
@@ -239,7 +240,12 @@ const withCall = (record: ExecutionRecord, i: number, f: (call: ModelCall) => Mo
   return { ...record, modelCalls: calls }
 }
 
-const withStep = (record: ExecutionRecord, p: number, s: number, f: (step: StepResult) => StepResult): ExecutionRecord => {
+const withStep = (
+  record: ExecutionRecord,
+  p: number,
+  s: number,
+  f: (step: StepResult) => StepResult
+): ExecutionRecord => {
   const phases = record.phases.slice()
   const phase = phases[p]!
   const steps = phase.steps.slice()

@@ -188,7 +188,13 @@ const close = (
       effectId: RenewalEffectId,
       name: "Activity signal renewal",
       status: owner.errors === 0 ? "succeeded" : "failed",
-      data: { ...common, state: "joined", submissions: owner.submissions, errors: owner.errors, request_exit: requestExit },
+      data: {
+        ...common,
+        state: "joined",
+        submissions: owner.submissions,
+        errors: owner.errors,
+        request_exit: requestExit
+      },
       summary: `${owner.submissions} renewals submitted, ${owner.errors} errors`,
       startedAt: started,
       ...(owner.lastError === undefined ? {} : { error: owner.lastError })

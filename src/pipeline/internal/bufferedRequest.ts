@@ -7,14 +7,14 @@
 import { Effect } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
-import type { Operations } from "../../runtime/Operations.js"
-import { Completed, Suspended } from "../AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
+import { spanned } from "../../runtime/internal/spans.js"
+import type { Operations } from "../../runtime/Operations.js"
+import { Completed, Suspended } from "../AgentResponse.js"
 import { type Begin, owned, type RequestState, TRUSTED } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
-import { spanned } from "../../runtime/internal/spans.js"
 
 /** What the buffered path needs, resolved once when the pipeline is built. */
 export interface BufferedRequestDeps {
@@ -34,24 +34,24 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
   // The body is defined once per pipeline (`Effect.fnUntraced`), not per
   // request: see `makeBegin`.
   const body = Effect.fnUntraced(function*(state: RequestState, resume?: { readonly checkpoint: Checkpoint }) {
-      const pre = yield* preSynthesis(state, resume)
-      switch (pre._tag) {
-        case "ShortCircuit":
-          return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) }, TRUSTED)
-        case "Suspended":
-          return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
-        case "Synthesize": {
-          const draft = yield* Synthesizer.synthesize(inference, {
-            prompt: synthesisPrompt(pre.context, pre.phases),
-            coordinates: { requestId: state.context.requestId },
-            parent: state.call,
-            recorder: state.recorder
-          }).pipe(
-            spanned("pipeline.synthesis", { captureStackTrace: false })
-          )
-          return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
-        }
+    const pre = yield* preSynthesis(state, resume)
+    switch (pre._tag) {
+      case "ShortCircuit":
+        return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) }, TRUSTED)
+      case "Suspended":
+        return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
+      case "Synthesize": {
+        const draft = yield* Synthesizer.synthesize(inference, {
+          prompt: synthesisPrompt(pre.context, pre.phases),
+          coordinates: { requestId: state.context.requestId },
+          parent: state.call,
+          recorder: state.recorder
+        }).pipe(
+          spanned("pipeline.synthesis", { captureStackTrace: false })
+        )
+        return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
       }
+    }
   })
   const buffered = (state: RequestState, resume?: { readonly checkpoint: Checkpoint }) =>
     hookScope(state, body(state, resume))

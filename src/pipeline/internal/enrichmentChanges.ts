@@ -14,9 +14,9 @@
 import { Duration, Either } from "effect"
 import * as ToolRegistry from "../../ai/ToolRegistry.js"
 import type { HookEffect } from "../../domain/ExecutionRecord.js"
+import { thrownText } from "../../domain/internal/jsonSnapshot.js"
 import { encodedSize, equals, formatPath, type Json, type JsonObject, MAX_DEPTH, snapshot } from "../../domain/Json.js"
 import type { HookFailureReason } from "../../domain/PipelineError.js"
-import { thrownText } from "../../domain/internal/jsonSnapshot.js"
 import { byteLength } from "../../domain/Utf8Chunks.js"
 
 export interface Changes {
@@ -108,8 +108,9 @@ const toolEntryOf = (u: unknown, index: number): ToolRegistry.ToolEntry<never> |
 
 const assignKey = (out: Record<string, Json>, key: string, value: Json): void => {
   // An own "__proto__" key stays a key: assigning it would set the prototype.
-  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
-  else out[key] = value
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+  } else out[key] = value
 }
 
 /** The enrichments a hook set, copied and measured; or why they are refused. */
@@ -117,8 +118,10 @@ const enrichmentsOf = (
   u: unknown,
   maxBytes: number
 ): { readonly set: JsonObject; readonly sizes: ReadonlyMap<string, number> } | Refused => {
-  const keys = read("enrichments", () =>
-    typeof u !== "object" || u === null || Array.isArray(u) ? undefined : Object.keys(u))
+  const keys = read(
+    "enrichments",
+    () => typeof u !== "object" || u === null || Array.isArray(u) ? undefined : Object.keys(u)
+  )
   if (isRefused(keys)) return keys
   if (keys === undefined) return wrongShape("enrichments must be an object of JSON values")
   const set: Record<string, Json> = {}
@@ -139,7 +142,9 @@ const enrichmentsOf = (
               "(PipelineOptions.maxEnrichmentBytes); the hook's changes were dropped"
           }
         case "too_deep":
-          return invalid(`enrichments nest deeper than ${MAX_DEPTH} levels (at ${formatPath("enrichments", [key, ...path])})`)
+          return invalid(
+            `enrichments nest deeper than ${MAX_DEPTH} levels (at ${formatPath("enrichments", [key, ...path])})`
+          )
         case "unreadable":
           return invalid(`enrichment ${key} could not be read (at ${where}: ${reason})`)
         case "not_json":
@@ -184,8 +189,12 @@ const payloadOf = (field: "shortCircuit" | "decision", u: unknown): unknown => {
   const answer = field === "decision" && isObject(payload) ? payload.shortCircuit : payload
   const at = field === "decision" ? "decision.shortCircuit" : "shortCircuit"
   if (isObject(answer)) {
-    if (answer.source !== undefined && typeof answer.source !== "string") return invalid(`${at}.source must be a string`)
-    if (answer.metadata !== undefined && !isObject(answer.metadata)) return invalid(`${at}.metadata must be a JSON object`)
+    if (answer.source !== undefined && typeof answer.source !== "string") {
+      return invalid(`${at}.source must be a string`)
+    }
+    if (answer.metadata !== undefined && !isObject(answer.metadata)) {
+      return invalid(`${at}.metadata must be a JSON object`)
+    }
   }
   return payload
 }
@@ -337,4 +346,3 @@ export const totalSize = (sizes: ReadonlyMap<string, number>): number => {
   for (const size of sizes.values()) total += size
   return total
 }
-

@@ -12,22 +12,22 @@ import type { Inference } from "../../ai/Inference.js"
 import * as Planner from "../../ai/Planner.js"
 import * as ToolCalls from "../../ai/ToolCalls.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
-import type { Call, CallRef } from "../../domain/Operation.js"
-import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseRecord, StepResult } from "../../domain/ExecutionRecord.js"
+import type { JsonObject } from "../../domain/Json.js"
+import type { Call, CallRef } from "../../domain/Operation.js"
+import { CheckpointError } from "../../domain/PipelineError.js"
+import type * as PlanValidation from "../../domain/PlanValidation.js"
+import type { RoutingPlan, RoutingStep } from "../../domain/RoutingPlan.js"
+import { spanned } from "../../runtime/internal/spans.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
+import type { Operations } from "../../runtime/Operations.js"
 import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
 import type { ApprovalPolicy } from "../Approval.js"
-import { CheckpointError } from "../../domain/PipelineError.js"
 import * as PlanExecutor from "../PlanExecutor.js"
-import type * as PlanValidation from "../../domain/PlanValidation.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
-import type { RoutingPlan, RoutingStep } from "../../domain/RoutingPlan.js"
-import type { JsonObject } from "../../domain/Json.js"
 import { newId, recordPhase, type RequestState, updatePhase } from "./requestRecord.js"
-import { spanned } from "../../runtime/internal/spans.js"
-import { withFirst } from "../../runtime/internal/withFirst.js"
 
 /** What the phase loop needs, resolved once when the pipeline is built. */
 export interface PhaseLoopDeps {
@@ -123,24 +123,24 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     prior: ReadonlyArray<PhaseRecord>,
     parent?: CallRef | undefined
   ) {
-      const priorResults = new Map<string, StepResult>()
-      for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
-      const callTool = callerOf(state)
-      // The phase is in the record from now on: its plan, each step's
-      // result as it ends and the steps in flight (an interrupted request,
-      // or one whose process died, keeps them).
-      const recording = state.recorder.enabled
-      if (recording && plan.steps.length > 0) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
-      const at: PhaseAt = { state, phase, parent, callTool, recording }
-      const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
-        concurrency,
-        // Bound, not arrows made per phase: see `withFirst`.
-        callTool: withFirst(callStep, at),
-        onStepEnd: recording ? withFirst(stepEnded, at) : undefined
-      })
-      const record: PhaseRecord = { phase, plan, steps }
-      yield* recording && plan.steps.length > 0 ? updatePhase(state, phase, () => record) : recordPhase(state, record)
-      return record
+    const priorResults = new Map<string, StepResult>()
+    for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
+    const callTool = callerOf(state)
+    // The phase is in the record from now on: its plan, each step's
+    // result as it ends and the steps in flight (an interrupted request,
+    // or one whose process died, keeps them).
+    const recording = state.recorder.enabled
+    if (recording && plan.steps.length > 0) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
+    const at: PhaseAt = { state, phase, parent, callTool, recording }
+    const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
+      concurrency,
+      // Bound, not arrows made per phase: see `withFirst`.
+      callTool: withFirst(callStep, at),
+      onStepEnd: recording ? withFirst(stepEnded, at) : undefined
+    })
+    const record: PhaseRecord = { phase, plan, steps }
+    yield* recording && plan.steps.length > 0 ? updatePhase(state, phase, () => record) : recordPhase(state, record)
+    return record
   })
 
   /** Runs a phase's body as one run of the `phase` operation (when anything observes operations). */
@@ -179,60 +179,65 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     approved: RoutingPlan | undefined,
     parent: CallRef | undefined
   ) {
-      let plan: RoutingPlan
-      if (approved !== undefined) {
-        plan = approved
-      } else {
-        const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
-        const input: PromptBuilder.PromptInput = {
-          request: state.context.request,
-          enrichments: { ...state.context.enrichments },
-          tools: (state.tools ?? tools).descriptors,
-          phase,
-          priorResults: phases.flatMap((p) => p.steps)
-        }
-        const prompt = phases.length === 0
-          ? prompts.buildPlanningPrompt(input)
-          : prompts.buildContinuationPrompt(input)
-        const validation = validationFor(priorStepIds, state.tools ?? tools)
-        const candidate = yield* Planner.plan(inference, {
+    let plan: RoutingPlan
+    if (approved !== undefined) {
+      plan = approved
+    } else {
+      const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
+      const input: PromptBuilder.PromptInput = {
+        request: state.context.request,
+        enrichments: { ...state.context.enrichments },
+        tools: (state.tools ?? tools).descriptors,
+        phase,
+        priorResults: phases.flatMap((p) => p.steps)
+      }
+      const prompt = phases.length === 0
+        ? prompts.buildPlanningPrompt(input)
+        : prompts.buildContinuationPrompt(input)
+      const validation = validationFor(priorStepIds, state.tools ?? tools)
+      const candidate = yield* Planner.plan(
+        inference,
+        {
           prompt,
           coordinates: { requestId: state.context.requestId, phase },
           parent,
           recorder: state.recorder
-        }, phase, validation)
-        plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
-        if (Option.isSome(approval)) {
-          const verdict = yield* approval.value.evaluate(state.context, plan, phase)
-          if (verdict._tag === "Suspend") {
-            // Sealed: the plan's digest (what the approver is shown) and a
-            // MAC over everything a resume will act on.
-            const checkpoint = checkpointKey.seal({
-              checkpointId: newId(),
-              requestId: state.context.requestId,
-              request: state.context.request,
-              metadata: state.context.metadata,
-              enrichments: state.context.enrichments,
-              phase,
-              plan,
-              priorPhases: [...phases],
-              reason: verdict.reason,
-              createdAt: yield* Clock.currentTimeMillis
-            })
-            yield* checkpoints.save(checkpoint).pipe(
-              Effect.mapError((e) =>
-                new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
-              )
+        },
+        phase,
+        validation
+      )
+      plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
+      if (Option.isSome(approval)) {
+        const verdict = yield* approval.value.evaluate(state.context, plan, phase)
+        if (verdict._tag === "Suspend") {
+          // Sealed: the plan's digest (what the approver is shown) and a
+          // MAC over everything a resume will act on.
+          const checkpoint = checkpointKey.seal({
+            checkpointId: newId(),
+            requestId: state.context.requestId,
+            request: state.context.request,
+            metadata: state.context.metadata,
+            enrichments: state.context.enrichments,
+            phase,
+            plan,
+            priorPhases: [...phases],
+            reason: verdict.reason,
+            createdAt: yield* Clock.currentTimeMillis
+          })
+          yield* checkpoints.save(checkpoint).pipe(
+            Effect.mapError((e) =>
+              new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
             )
-            yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
-            return { _tag: "Suspended", checkpoint } as const
-          }
+          )
+          yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
+          return { _tag: "Suspended", checkpoint } as const
         }
       }
-      const executed = yield* executePhase(state, phase, plan, phases, parent).pipe(
-        spanned("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
-      )
-      return { _tag: "Executed", executed, terminal: plan.terminal } as const
+    }
+    const executed = yield* executePhase(state, phase, plan, phases, parent).pipe(
+      spanned("pipeline.execution", { captureStackTrace: false, attributes: { "pipeline.phase": phase } })
+    )
+    return { _tag: "Executed", executed, terminal: plan.terminal } as const
   })
   const runPhase = (
     state: RequestState,
@@ -240,12 +245,13 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     phases: ReadonlyArray<PhaseRecord>,
     approved: RoutingPlan | undefined
   ) =>
-    withPhaseRun(state, phase, approved !== undefined, (parent) => phaseBody(state, phase, phases, approved, parent)).pipe(
-      spanned("pipeline.phase", {
-        captureStackTrace: false,
-        attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }
-      })
-    )
+    withPhaseRun(state, phase, approved !== undefined, (parent) => phaseBody(state, phase, phases, approved, parent))
+      .pipe(
+        spanned("pipeline.phase", {
+          captureStackTrace: false,
+          attributes: { "pipeline.phase": phase, "pipeline.phase.resumed": approved !== undefined }
+        })
+      )
 
   /** Runs phases from `startPhase` until a terminal plan, a suspension or the phase limit. */
   const runPhases = Effect.fnUntraced(function*(
@@ -254,19 +260,19 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     priorPhases: ReadonlyArray<PhaseRecord>,
     approved: RoutingPlan | undefined
   ) {
-      const phases: Array<PhaseRecord> = [...priorPhases]
-      for (let phase = startPhase; phase <= maxPhases; phase++) {
-        const outcome = yield* runPhase(state, phase, phases, phase === startPhase ? approved : undefined)
-        if (outcome._tag === "Suspended") return outcome
-        phases.push(outcome.executed)
-        if (outcome.terminal) break
-        if (phase === maxPhases) {
-          const note = `phase limit ${maxPhases} reached before a terminal plan; synthesizing`
-          yield* Effect.logWarning(note)
-          yield* state.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, note] }))
-        }
+    const phases: Array<PhaseRecord> = [...priorPhases]
+    for (let phase = startPhase; phase <= maxPhases; phase++) {
+      const outcome = yield* runPhase(state, phase, phases, phase === startPhase ? approved : undefined)
+      if (outcome._tag === "Suspended") return outcome
+      phases.push(outcome.executed)
+      if (outcome.terminal) break
+      if (phase === maxPhases) {
+        const note = `phase limit ${maxPhases} reached before a terminal plan; synthesizing`
+        yield* Effect.logWarning(note)
+        yield* state.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, note] }))
       }
-      return { _tag: "Done", phases } as const
+    }
+    return { _tag: "Done", phases } as const
   })
 
   return { validationFor, executePhase, runPhases }

@@ -7,27 +7,27 @@
  * finalized with its lifecycle (C16).
  */
 import { Cause, Effect, Either, Exit, Option, Scope } from "effect"
-import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
+import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
+import { measure } from "../../domain/internal/recordSize.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
-import type { Operations } from "../../runtime/Operations.js"
-import * as RequestRecorder from "../../runtime/RequestRecorder.js"
+import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
+import { type HookDenied, InvalidRequest } from "../../domain/PipelineError.js"
+import * as PipelineRequest from "../../domain/PipelineRequest.js"
+import { flatText } from "../../runtime/internal/flatText.js"
+import { keepLatest, parkOnce } from "../../runtime/internal/liveShapes.js"
+import { failureText } from "../../runtime/internal/run.js"
+import { spanned } from "../../runtime/internal/spans.js"
+import { elapsedMillis } from "../../runtime/internal/timing.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 import type { LeaseKeeper } from "../../runtime/LeaseKeeper.js"
+import type { Operations } from "../../runtime/Operations.js"
+import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
+import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import { type PipelineResult, Rejected } from "../AgentResponse.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
-import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
-import { type HookDenied, InvalidRequest } from "../../domain/PipelineError.js"
-import * as PipelineRequest from "../../domain/PipelineRequest.js"
-import { failureText } from "../../runtime/internal/run.js"
-import { spanned } from "../../runtime/internal/spans.js"
-import { keepLatest, parkOnce } from "../../runtime/internal/liveShapes.js"
-import { elapsedMillis } from "../../runtime/internal/timing.js"
-import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
-import { flatText } from "../../runtime/internal/flatText.js"
-import { withFirst } from "../../runtime/internal/withFirst.js"
-import { measure } from "../../domain/internal/recordSize.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -110,7 +110,10 @@ export const recordWriter = (
   parent: CallRef | undefined
 ): RequestRecorder.Writer => {
   if (!operations.observes("record_write")) return { save: store.save, update: store.update }
-  const observed = <A, E>(payload: { readonly revision: number; readonly status: string }, write: Effect.Effect<A, E>) =>
+  const observed = <A, E>(
+    payload: { readonly revision: number; readonly status: string },
+    write: Effect.Effect<A, E>
+  ) =>
     Effect.flatMap(
       operations.call("record_write", { coordinates: { requestId }, parent, payload }),
       (call) => operations.run(call, RequestRecorder.disabled(initialFor(requestId)), write)
@@ -145,84 +148,84 @@ export const makeBegin = (deps: BeginDeps): Begin => {
   // Defined once per pipeline, not per request: a generator created per call
   // loses its optimized code whenever a full GC finds no request in flight.
   return Effect.fnUntraced(function* begin(input: unknown, mode: RecordMode) {
-      const decoded = yield* PipelineRequest.decode(input, limits).pipe(
-        Effect.tapError((refused) =>
-          // An oversized request leaves no record (its content is not
-          // stored anywhere); operators see this diagnostic instead.
-          refused.reason === "too_large"
-            ? Effect.logWarning(`request refused: ${refused.message}`).pipe(
-              Effect.annotateLogs({ "pipeline.request.refused": refused.reason })
-            )
-            : Effect.void
-        )
+    const decoded = yield* PipelineRequest.decode(input, limits).pipe(
+      Effect.tapError((refused) =>
+        // An oversized request leaves no record (its content is not
+        // stored anywhere); operators see this diagnostic instead.
+        refused.reason === "too_large"
+          ? Effect.logWarning(`request refused: ${refused.message}`).pipe(
+            Effect.annotateLogs({ "pipeline.request.refused": refused.reason })
+          )
+          : Effect.void
       )
-      keepLatest("decodedRequest", decoded)
-      const requestId = decoded.requestId ?? RequestId.make(newId())
-      const clock = yield* Effect.clock
-      const startedAt = clock.unsafeCurrentTimeMillis()
-      const clockStart = elapsedMillis(clock)
-      const initial: ExecutionRecord = {
-        schemaVersion: 1,
-        requestId,
-        recordRevision: 0,
-        mode,
-        request: decoded.request,
-        metadata: decoded.metadata,
-        lifecycle: recording
-          ? { status: "running", startedAt, owner: leases.owner, leaseExpiresAt: startedAt + leases.leaseMillis }
-          : { status: "running", startedAt },
-        phases: [],
-        hookInvocations: [],
-        diagnostics: []
-      }
-      // The record exists from the start (`running`, with this process's
-      // lease), created atomically on its id: a reused id would make every
-      // write of this request's record stale, silently losing its evidence,
-      // so it is refused. A store that cannot answer does not block the
-      // request: the record says so, and the final write tries again.
-      let unwritten: string | undefined
-      if (recording) {
-        // Measured once here (a store that caps its memory by bytes reads it).
-        measure(initial)
-        const created = yield* Effect.either(store.create(initial))
-        keepLatest("either", created)
-        if (Either.isRight(created) && created.right === "exists") {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              reason: "request_id_in_use",
-              path: "requestId",
-              detail: `"${requestId}" already names a stored execution record`
-            })
-          )
-        }
-        if (Either.isLeft(created)) {
-          unwritten = `record not created at request start: ${created.left.message}`
-          yield* Effect.logWarning("execution record not created", created.left.message).pipe(
-            Effect.annotateLogs({ requestId })
-          )
-        }
-      }
-      const context: PipelineContext = {
-        requestId,
-        request: decoded.request,
-        metadata: decoded.metadata,
-        enrichments: ConversationHistory.promote(decoded.metadata, preparer)
-      }
-      const call = operations.active
-        ? yield* operations.call("request", { coordinates: { requestId }, payload: { mode, request: decoded.request } })
-        : undefined
-      const recorder = recording
-        ? RequestRecorder.make(
-          recordWriter(store, operations, requestId, call),
-          unwritten === undefined ? initial : { ...initial, diagnostics: [unwritten] },
-          { maxBytes: maxRecordBytes }
+    )
+    keepLatest("decodedRequest", decoded)
+    const requestId = decoded.requestId ?? RequestId.make(newId())
+    const clock = yield* Effect.clock
+    const startedAt = clock.unsafeCurrentTimeMillis()
+    const clockStart = elapsedMillis(clock)
+    const initial: ExecutionRecord = {
+      schemaVersion: 1,
+      requestId,
+      recordRevision: 0,
+      mode,
+      request: decoded.request,
+      metadata: decoded.metadata,
+      lifecycle: recording
+        ? { status: "running", startedAt, owner: leases.owner, leaseExpiresAt: startedAt + leases.leaseMillis }
+        : { status: "running", startedAt },
+      phases: [],
+      hookInvocations: [],
+      diagnostics: []
+    }
+    // The record exists from the start (`running`, with this process's
+    // lease), created atomically on its id: a reused id would make every
+    // write of this request's record stale, silently losing its evidence,
+    // so it is refused. A store that cannot answer does not block the
+    // request: the record says so, and the final write tries again.
+    let unwritten: string | undefined
+    if (recording) {
+      // Measured once here (a store that caps its memory by bytes reads it).
+      measure(initial)
+      const created = yield* Effect.either(store.create(initial))
+      keepLatest("either", created)
+      if (Either.isRight(created) && created.right === "exists") {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            reason: "request_id_in_use",
+            path: "requestId",
+            detail: `"${requestId}" already names a stored execution record`
+          })
         )
-        : RequestRecorder.disabled(initial)
-      const scope = yield* Scope.make()
-      const releaseLease = recording ? leases.hold(recorder) : undefined
-      const state: RequestState = { context, recorder, startedAt, clockStart, scope, call, releaseLease }
-      keepLatest("request", state)
-      return state
+      }
+      if (Either.isLeft(created)) {
+        unwritten = `record not created at request start: ${created.left.message}`
+        yield* Effect.logWarning("execution record not created", created.left.message).pipe(
+          Effect.annotateLogs({ requestId })
+        )
+      }
+    }
+    const context: PipelineContext = {
+      requestId,
+      request: decoded.request,
+      metadata: decoded.metadata,
+      enrichments: ConversationHistory.promote(decoded.metadata, preparer)
+    }
+    const call = operations.active
+      ? yield* operations.call("request", { coordinates: { requestId }, payload: { mode, request: decoded.request } })
+      : undefined
+    const recorder = recording
+      ? RequestRecorder.make(
+        recordWriter(store, operations, requestId, call),
+        unwritten === undefined ? initial : { ...initial, diagnostics: [unwritten] },
+        { maxBytes: maxRecordBytes }
+      )
+      : RequestRecorder.disabled(initial)
+    const scope = yield* Scope.make()
+    const releaseLease = recording ? leases.hold(recorder) : undefined
+    const state: RequestState = { context, recorder, startedAt, clockStart, scope, call, releaseLease }
+    keepLatest("request", state)
+    return state
   })
 }
 
@@ -249,7 +252,11 @@ export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>,
     Effect.flatMap((clock) => {
       state.releaseLease?.()
       const lifecycle = lifecycleOf(exit, state.startedAt, clock.unsafeCurrentTimeMillis(), suspended)
-      unsafeRecordRequest(state.recorder.current().mode, outcomeOf(exit, lifecycle), elapsedMillis(clock) - state.clockStart)
+      unsafeRecordRequest(
+        state.recorder.current().mode,
+        outcomeOf(exit, lifecycle),
+        elapsedMillis(clock) - state.clockStart
+      )
       return state.recorder.finalize(lifecycle)
     })
   )

@@ -6,27 +6,27 @@
  * AfterSynthesis chains the final response (C12).
  */
 import { Effect, type Fiber, FiberRef, type FiberStatus, Option, type Scope } from "effect"
-import type { PhaseRecord } from "../../domain/ExecutionRecord.js"
-import * as HookEffects from "../../runtime/HookEffects.js"
-import type { AfterExecution } from "../AfterExecution.js"
-import type { AfterSynthesis } from "../AfterSynthesis.js"
-import { AgentResponse } from "../AgentResponse.js"
+import * as ToolRegistry from "../../ai/ToolRegistry.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
-import type { AcceptedShortCircuit, BeforePlanning } from "../BeforePlanning.js"
-import type { ExecutionResults } from "../Hook.js"
+import type { PhaseRecord } from "../../domain/ExecutionRecord.js"
 import type { JsonObject } from "../../domain/Json.js"
 import type { PipelineContext } from "../../domain/PipelineContext.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
-import type * as PromptBuilder from "../PromptBuilder.js"
-import * as ToolRegistry from "../../ai/ToolRegistry.js"
+import * as HookEffects from "../../runtime/HookEffects.js"
+import { keepLatest } from "../../runtime/internal/liveShapes.js"
+import { spanned } from "../../runtime/internal/spans.js"
+import { withFirst } from "../../runtime/internal/withFirst.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestScope from "../../runtime/RequestScope.js"
+import type { AfterExecution } from "../AfterExecution.js"
+import type { AfterSynthesis } from "../AfterSynthesis.js"
+import { AgentResponse } from "../AgentResponse.js"
+import type { AcceptedShortCircuit, BeforePlanning } from "../BeforePlanning.js"
+import type { ExecutionResults } from "../Hook.js"
+import type * as PromptBuilder from "../PromptBuilder.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { confidenceOf, type RequestState, TRUSTED } from "./requestRecord.js"
-import { keepLatest } from "../../runtime/internal/liveShapes.js"
-import { withFirst } from "../../runtime/internal/withFirst.js"
-import { spanned } from "../../runtime/internal/spans.js"
 
 /** Where a request stands when synthesis would start. */
 export type PreSynthesis =
@@ -73,7 +73,10 @@ const gateFor = (gate: ShortCircuit.Gate["Type"], context: PipelineContext): Sho
     const given: unknown = gate.forRequest(context)
     if (typeof given !== "object" || given === null) return closedGate
     const { cacheReadEnabled, cacheVary } = given as Record<string, unknown>
-    if (typeof cacheReadEnabled !== "boolean" || typeof cacheVary !== "object" || cacheVary === null || Array.isArray(cacheVary)) {
+    if (
+      typeof cacheReadEnabled !== "boolean" || typeof cacheVary !== "object" || cacheVary === null ||
+      Array.isArray(cacheVary)
+    ) {
       return closedGate
     }
     const vary: Record<string, string> = {}
@@ -115,32 +118,32 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     fiber: Fiber.RuntimeFiber<unknown, unknown>,
     status: FiberStatus.Running
   ): Effect.Effect<A, E> => {
-      keepLatest("fiber", fiber)
-      keepLatest("fiberStatus", status)
-      // Already inside this request's scope (the buffered path opens it once
-      // around everything): nothing to set.
-      const previousRequest = fiber.getFiberRef(RequestScope.currentRequest)
-      if (previousRequest?.scope === state.scope) return effect
-      // `Effect.locally` twice, in one region: both values set on entry and
-      // put back on every exit (about a third of the interpreter steps of two
-      // nested `locally`, which each wrap an acquire/use/release).
-      const previousSlot = fiber.getFiberRef(HookEffects.currentInvocation)
-      return Effect.onExit(
-        Effect.zipRight(
-          setScope(
-            {
-              scope: state.scope,
-              requestId: state.context.requestId,
-              recorder: state.recorder,
-              call: state.call,
-              operations
-            },
-            HookEffects.slotFor(recording ? undefined : "disabled")
-          ),
-          effect
+    keepLatest("fiber", fiber)
+    keepLatest("fiberStatus", status)
+    // Already inside this request's scope (the buffered path opens it once
+    // around everything): nothing to set.
+    const previousRequest = fiber.getFiberRef(RequestScope.currentRequest)
+    if (previousRequest?.scope === state.scope) return effect
+    // `Effect.locally` twice, in one region: both values set on entry and
+    // put back on every exit (about a third of the interpreter steps of two
+    // nested `locally`, which each wrap an acquire/use/release).
+    const previousSlot = fiber.getFiberRef(HookEffects.currentInvocation)
+    return Effect.onExit(
+      Effect.zipRight(
+        setScope(
+          {
+            scope: state.scope,
+            requestId: state.context.requestId,
+            recorder: state.recorder,
+            call: state.call,
+            operations
+          },
+          HookEffects.slotFor(recording ? undefined : "disabled")
         ),
-        () => setScope(previousRequest, previousSlot)
-      )
+        effect
+      ),
+      () => setScope(previousRequest, previousSlot)
+    )
   }
 
   /**
@@ -166,31 +169,36 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     state: RequestState,
     resume: { readonly checkpoint: Checkpoint } | undefined
   ) {
-      let context = state.context
-      let phasesResult
-      if (resume === undefined) {
-        const outcome = yield* beforePlanning.run(state, {
-          gate: Option.isSome(gate) ? gateFor(gate.value, state.context) : ShortCircuit.defaultGate,
-          maxEnrichmentBytes,
-          hasTool: tools.has
-        }).pipe(spanned("pipeline.before_planning", { captureStackTrace: false }))
-        if (outcome.shortCircuit !== undefined) {
-          return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
-        }
-        // Every phase's prompt and every later stage sees this request-start snapshot.
-        context = Object.freeze({ ...state.context, enrichments: Object.freeze({ ...outcome.enrichments }) })
-        // Tools hooks added are this request's only.
-        const requestTools = outcome.tools === undefined || outcome.tools.length === 0
-          ? undefined
-          : ToolRegistry.extend(tools, outcome.tools)
-        phasesResult = yield* runPhases({ ...state, context, tools: requestTools }, 1, [], undefined)
-      } else {
-        phasesResult = yield* runPhases(state, resume.checkpoint.phase, resume.checkpoint.priorPhases, resume.checkpoint.plan)
+    let context = state.context
+    let phasesResult
+    if (resume === undefined) {
+      const outcome = yield* beforePlanning.run(state, {
+        gate: Option.isSome(gate) ? gateFor(gate.value, state.context) : ShortCircuit.defaultGate,
+        maxEnrichmentBytes,
+        hasTool: tools.has
+      }).pipe(spanned("pipeline.before_planning", { captureStackTrace: false }))
+      if (outcome.shortCircuit !== undefined) {
+        return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
       }
-      if (phasesResult._tag === "Suspended") return phasesResult
-      const stateWithContext = { ...state, context }
-      yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
-      return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
+      // Every phase's prompt and every later stage sees this request-start snapshot.
+      context = Object.freeze({ ...state.context, enrichments: Object.freeze({ ...outcome.enrichments }) })
+      // Tools hooks added are this request's only.
+      const requestTools = outcome.tools === undefined || outcome.tools.length === 0
+        ? undefined
+        : ToolRegistry.extend(tools, outcome.tools)
+      phasesResult = yield* runPhases({ ...state, context, tools: requestTools }, 1, [], undefined)
+    } else {
+      phasesResult = yield* runPhases(
+        state,
+        resume.checkpoint.phase,
+        resume.checkpoint.priorPhases,
+        resume.checkpoint.plan
+      )
+    }
+    if (phasesResult._tag === "Suspended") return phasesResult
+    const stateWithContext = { ...state, context }
+    yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
+    return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
   })
 
   /** Everything before synthesis, shared by the buffered and streaming paths. */
@@ -204,25 +212,25 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     accepted: AcceptedShortCircuit,
     enrichments: JsonObject
   ) {
-      const record = {
-        hookName: accepted.hookName,
-        kind: accepted.kind,
-        reason: accepted.reason,
-        ...(accepted.shortCircuit.source === undefined ? {} : { source: accepted.shortCircuit.source })
-      }
-      yield* state.recorder.modify((r) => ({
-        ...r,
-        shortCircuit: record,
-        finalResponse: accepted.shortCircuit.response
-      }))
-      return new AgentResponse({
-        requestId: state.context.requestId,
-        response: accepted.shortCircuit.response,
-        confidence: 1.0,
-        metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
-        shortCircuit: record,
-        phases: []
-      }, TRUSTED)
+    const record = {
+      hookName: accepted.hookName,
+      kind: accepted.kind,
+      reason: accepted.reason,
+      ...(accepted.shortCircuit.source === undefined ? {} : { source: accepted.shortCircuit.source })
+    }
+    yield* state.recorder.modify((r) => ({
+      ...r,
+      shortCircuit: record,
+      finalResponse: accepted.shortCircuit.response
+    }))
+    return new AgentResponse({
+      requestId: state.context.requestId,
+      response: accepted.shortCircuit.response,
+      confidence: 1.0,
+      metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
+      shortCircuit: record,
+      phases: []
+    }, TRUSTED)
   })
 
   const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
@@ -238,19 +246,19 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     phases: ReadonlyArray<PhaseRecord>,
     draft: string
   ) {
-      // The model's output is saved before AfterSynthesis runs: a panicking
-      // hook still leaves the raw draft in the failed record.
-      yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
-      const response = yield* afterSynthesis.run({ ...state, context }, draft)
-      yield* state.recorder.modify((r) => ({ ...r, finalResponse: response }))
-      return new AgentResponse({
-        requestId: state.context.requestId,
-        response,
-        confidence: confidenceOf(phases),
-        metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
-        rawDraft: draft,
-        phases
-      }, TRUSTED)
+    // The model's output is saved before AfterSynthesis runs: a panicking
+    // hook still leaves the raw draft in the failed record.
+    yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
+    const response = yield* afterSynthesis.run({ ...state, context }, draft)
+    yield* state.recorder.modify((r) => ({ ...r, finalResponse: response }))
+    return new AgentResponse({
+      requestId: state.context.requestId,
+      response,
+      confidence: confidenceOf(phases),
+      metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
+      rawDraft: draft,
+      phases
+    }, TRUSTED)
   })
   const complete = (
     state: RequestState,

@@ -92,8 +92,12 @@ export const makeResumeChecks = (deps: ResumeChecksDeps) => {
       if (recording && requestId !== undefined) {
         // A running request's recorder owns its record's revisions: the
         // warning says it then, the record does not.
-        yield* store.update(requestId, (record) =>
-          record.lifecycle?.status === "running" ? undefined : { ...record, diagnostics: [...record.diagnostics, line] }
+        yield* store.update(
+          requestId,
+          (record) =>
+            record.lifecycle?.status === "running"
+              ? undefined
+              : { ...record, diagnostics: [...record.diagnostics, line] }
         ).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logWarning("the refused resume could not be recorded", Cause.pretty(cause)).pipe(
@@ -149,7 +153,11 @@ export const makeResumeChecks = (deps: ResumeChecksDeps) => {
       Effect.flatMap(Option.match({
         onNone: () =>
           Effect.fail(
-            new CheckpointError({ reason: "not_found", checkpointId, detail: "no such checkpoint (or already resumed)" })
+            new CheckpointError({
+              reason: "not_found",
+              checkpointId,
+              detail: "no such checkpoint (or already resumed)"
+            })
           ),
         onSome: (checkpoint) => verified(checkpointId, checkpoint, echoed)
       }))

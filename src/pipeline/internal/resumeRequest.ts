@@ -41,9 +41,9 @@ import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { RequestId } from "../../domain/PipelineContext.js"
 import { CheckpointError, type PipelineError } from "../../domain/PipelineError.js"
 import type * as PlanValidation from "../../domain/PlanValidation.js"
+import { elapsedMillis } from "../../runtime/internal/timing.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
-import { elapsedMillis } from "../../runtime/internal/timing.js"
 import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
@@ -138,7 +138,9 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
     const action = succeeded ? "completed" : "released"
     return (succeeded ? checkpoints.complete(checkpointId, owner) : checkpoints.release(checkpointId, owner)).pipe(
       Effect.flatMap((held) =>
-        held ? Effect.void : Effect.logWarning(`checkpoint claim not ${action}: its lease ran out and it was claimed since`)
+        held
+          ? Effect.void
+          : Effect.logWarning(`checkpoint claim not ${action}: its lease ran out and it was claimed since`)
       ),
       Effect.catchAllCause((cause) => Effect.logWarning(`checkpoint claim not ${action}`, Cause.pretty(cause))),
       Effect.annotateLogs({ checkpointId, owner })

@@ -10,11 +10,11 @@
 import { Effect, Exit, FiberId, Option, Stream } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
-import type { Operations } from "../../runtime/Operations.js"
-import { Completed, type StreamEvent, Suspended, Token } from "../AgentResponse.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { chunkUtf8 } from "../../domain/Utf8Chunks.js"
+import type { Operations } from "../../runtime/Operations.js"
+import { Completed, type StreamEvent, Suspended, Token } from "../AgentResponse.js"
 import { type Begin, finalize, TRUSTED } from "./requestRecord.js"
 import type { PreSynthesis, RequestStages } from "./requestStages.js"
 
@@ -60,7 +60,9 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
             case "Suspended":
               suspended = true
               delivered = true
-              return Stream.make(new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED))
+              return Stream.make(
+                new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
+              )
             case "Synthesize": {
               // The full text comes last (after inference transforms): the draft.
               let draft = ""

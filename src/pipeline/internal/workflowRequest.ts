@@ -8,17 +8,17 @@
  */
 import { Effect, Either } from "effect"
 import type { Inference } from "../../ai/Inference.js"
-import type { Operations } from "../../runtime/Operations.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
-import { AgentResponse } from "../AgentResponse.js"
 import { type PipelineError, PlanningError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import * as PlanValidation from "../../domain/PlanValidation.js"
 import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
+import { spanned } from "../../runtime/internal/spans.js"
+import type { Operations } from "../../runtime/Operations.js"
+import { AgentResponse } from "../AgentResponse.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { type Begin, confidenceOf, finalize, TRUSTED } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
-import { spanned } from "../../runtime/internal/spans.js"
 
 /** What workflow mode needs, resolved once when the pipeline is built. */
 export interface WorkflowRequestDeps {
@@ -43,7 +43,12 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
         const validated = PlanValidation.validate(rawPlan, validationFor(new Set()))
         if (Either.isLeft(validated)) {
           return yield* Effect.fail(
-            new PlanningError({ reason: "invalid_plan", phase: 1, detail: validated.left.message, cause: validated.left })
+            new PlanningError({
+              reason: "invalid_plan",
+              phase: 1,
+              detail: validated.left.message,
+              cause: validated.left
+            })
           )
         }
         const phase = yield* executePhase(state, 1, validated.right, [], state.call)

@@ -115,14 +115,19 @@ const startChild = <A, E>(
   // requirements were provided at registration); Effect types a fiber's
   // context as `Context<never>`.
   const context = caller.currentContext as Context.Context<never>
-  const fork = (fiberRefs: FiberRefs.FiberRefs) => Runtime.runFork(Runtime.make({ context, fiberRefs, runtimeFlags }), effect)
+  const fork = (fiberRefs: FiberRefs.FiberRefs) =>
+    Runtime.runFork(Runtime.make({ context, fiberRefs, runtimeFlags }), effect)
   if (report === null) return fork(caller.getFiberRefs())
   const slot = caller.getFiberRef(currentInvocation)
   if (slot.current === report) return fork(caller.getFiberRefs())
   if (slot === sharedSlot) {
     // A fiber without a slot of its own (outside a request): the child gets one.
     return fork(
-      FiberRefs.updateAs(caller.getFiberRefs(), { fiberId: caller.id(), fiberRef: currentInvocation, value: slotFor(report) })
+      FiberRefs.updateAs(caller.getFiberRefs(), {
+        fiberId: caller.id(),
+        fiberRef: currentInvocation,
+        value: slotFor(report)
+      })
     )
   }
   // A fork copies the slot as it is: point it at the run for the fork only.

@@ -46,5 +46,8 @@ export const startDetached = (
       run !== undefined
         ? run.finish({ status: "failed", error: reason }, Exit.interrupt(FiberId.none))
         : handle.complete({ ...entryOf(spec, "failed", queuedAt, 0), error: reason })
-    return Effect.zipRight(handle.begin(entryOf(spec, "backgrounded", queuedAt, 0)), detach(spec.execution, body, cancelled))
+    return Effect.zipRight(
+      handle.begin(entryOf(spec, "backgrounded", queuedAt, 0)),
+      detach(spec.execution, body, cancelled)
+    )
   })

@@ -19,7 +19,11 @@ const NO_EFFECTS: ReadonlyArray<HookEffect> = []
 export const completedOperationEntry = (
   participant: { readonly id: string; readonly point: HookPoint },
   sequence: number,
-  call: { readonly operation: Operation; readonly callId: string; readonly coordinates: { readonly phase?: number | undefined; readonly stepId?: string | undefined } },
+  call: {
+    readonly operation: Operation
+    readonly callId: string
+    readonly coordinates: { readonly phase?: number | undefined; readonly stepId?: string | undefined }
+  },
   startedAt: number,
   duration: number,
   contribution?: unknown
@@ -35,11 +39,34 @@ export const completedOperationEntry = (
   const callId = call.callId
   let entry: { -readonly [K in keyof HookInvocation]: HookInvocation[K] }
   if (phase === undefined) {
-    entry = { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, operation, callId }
+    entry = {
+      name,
+      stage,
+      outcome: "succeeded",
+      status: "completed",
+      sequence,
+      startedAt,
+      duration,
+      effects: NO_EFFECTS,
+      operation,
+      callId
+    }
     if (stepId !== undefined) entry.stepId = stepId
     keepLatest("operationEntry", entry)
   } else if (stepId === undefined) {
-    entry = { name, stage, outcome: "succeeded", status: "completed", sequence, startedAt, duration, effects: NO_EFFECTS, phase, operation, callId }
+    entry = {
+      name,
+      stage,
+      outcome: "succeeded",
+      status: "completed",
+      sequence,
+      startedAt,
+      duration,
+      effects: NO_EFFECTS,
+      phase,
+      operation,
+      callId
+    }
     keepLatest("phaseEntry", entry)
   } else {
     entry = {
@@ -61,4 +88,3 @@ export const completedOperationEntry = (
   if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
   return entry
 }
-

@@ -81,7 +81,10 @@ class Proceed<A, E> {
     this.running = fiber
     this.pause.enter()
     return Effect.onExit(
-      Effect.tapError(this.operation, (error) => Effect.sync(() => void (this.failure = { error: Cause.originalError(error) }))),
+      Effect.tapError(
+        this.operation,
+        (error) => Effect.sync(() => void (this.failure = { error: Cause.originalError(error) }))
+      ),
       (exit) =>
         Effect.sync(() => {
           this.last = exit
@@ -108,7 +111,8 @@ class Proceed<A, E> {
   }
 
   private escaped(): void {
-    this.misuse ??= "proceed escaped the guard: the operation was still running when the guard ended, and was interrupted"
+    this.misuse ??=
+      "proceed escaped the guard: the operation was still running when the guard ended, and was interrupted"
   }
 
   /**
@@ -152,12 +156,19 @@ const guardRun = <A, E>(
     const proceed = new Proceed(operation, new Pause(clockOf(fiber)), (detail) => refuse("proceed_misuse", detail))
     return Effect.flatMap(openRun(spec), (run) => {
       const finish = (
-        ending: { readonly status: "completed" | "failed" | "timed_out" | "denied"; readonly error?: string; readonly decision?: HookDecision },
+        ending: {
+          readonly status: "completed" | "failed" | "timed_out" | "denied"
+          readonly error?: string
+          readonly decision?: HookDecision
+        },
         exit: Exit.Exit<unknown, unknown>
       ) => run.finish({ ...ending, attempts: proceed.attempts }, exit)
       const denied = (reason: HookDenied["reason"], detail: string, decision: HookDecision, cause?: unknown) => {
         const error = refuse(reason, detail, cause)
-        return Effect.zipRight(finish({ status: "denied", error: detail, decision }, Exit.fail(error)), Effect.fail(error))
+        return Effect.zipRight(
+          finish({ status: "denied", error: detail, decision }, Exit.fail(error)),
+          Effect.fail(error)
+        )
       }
       /**
        * A failing fail-open guard steps aside: the operation runs as if it
@@ -190,7 +201,8 @@ const guardRun = <A, E>(
             // produced (a JavaScript guard could return anything).
             const last = proceed.last
             if (last === undefined || !Exit.isSuccess(last) || !Object.is(last.value, ended.value)) {
-              const text = "the guard returned a value that proceed did not produce (a guard returns proceed, wrapped, or a denial)"
+              const text =
+                "the guard returned a value that proceed did not produce (a guard returns proceed, wrapped, or a denial)"
               return participant.failure === "fail_open"
                 ? stepAside("failed", text, failureDecision("fail_open", "hook_error"))
                 : denied("hook_failed", text, { policy: "fail_closed", action: "deny", reason: "invalid_result" })
@@ -210,7 +222,12 @@ const guardRun = <A, E>(
                   { policy: participant.failure, action: "continue", reason: "undeclared_contribution" }
                 )
               }
-              return denied("refused", error.reason, { policy: "fail_closed", action: "deny", reason: "refused" }, error.cause)
+              return denied(
+                "refused",
+                error.reason,
+                { policy: "fail_closed", action: "deny", reason: "refused" },
+                error.cause
+              )
             }
             const text = failureText(error)
             return participant.failure === "fail_open"

@@ -15,14 +15,15 @@
 import { Effect, Exit, type Fiber, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
-import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { Capability } from "../Capability.js"
+import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { FailurePolicy } from "../Policy.js"
+import { type Detach, startDetached } from "./detached.js"
 import {
   type Attempt,
   attempt,
-  callPlain,
   attemptLean,
+  callPlain,
   failureDecision,
   failureText,
   openRun,
@@ -33,9 +34,8 @@ import {
   type RunSpec,
   type SpanEvent
 } from "./run.js"
-import { clockOf } from "./timing.js"
-import { type Detach, startDetached } from "./detached.js"
 import { collects } from "./spans.js"
+import { clockOf } from "./timing.js"
 import { withFirst } from "./withFirst.js"
 
 /** What the point's validation made of a returned value. */
@@ -126,8 +126,7 @@ export interface Inflight {
 export const guarded = <A, E>(
   body: (inflight: Inflight) => Effect.Effect<A, E>,
   syncOnly = false
-): Effect.Effect<A, E> =>
-  syncOnly ? Effect.withFiberRuntime(withFirst(guardedOn<A, E>, body)) : withExitHook(body)
+): Effect.Effect<A, E> => syncOnly ? Effect.withFiberRuntime(withFirst(guardedOn<A, E>, body)) : withExitHook(body)
 
 /** A sync-only point, on the fiber that runs it. */
 const guardedOn = <A, E>(
@@ -336,9 +335,12 @@ const lean = <A>(
  * logged, never the request's.
  */
 const detached = <A>(spec: InvocationSpec<A>, detach: Detach): Effect.Effect<InvocationResult<A>> =>
-  Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
-    startDetached(spec, detach, "hook", (handle, opened) =>
-      Effect.flatMap(openRun(spec, Option.getOrUndefined(parent), handle), (run) => {
-        opened(run)
-        return Effect.asVoid(runInside({ ...spec, inflight: { current: undefined } }, run))
-      })).pipe(Effect.as({ _tag: "Detached" } as const)))
+  Effect.flatMap(
+    Effect.option(Effect.currentSpan),
+    (parent) =>
+      startDetached(spec, detach, "hook", (handle, opened) =>
+        Effect.flatMap(openRun(spec, Option.getOrUndefined(parent), handle), (run) => {
+          opened(run)
+          return Effect.asVoid(runInside({ ...spec, inflight: { current: undefined } }, run))
+        })).pipe(Effect.as({ _tag: "Detached" } as const))
+  )

@@ -12,6 +12,10 @@ import type { Finish } from "../OperationHooks.js"
 import { isDetached } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
+import { type Detach, startDetached } from "./detached.js"
+import { completedOperationEntry } from "./fastPath.js"
+import { keepLatest } from "./liveShapes.js"
+import { OnFiber } from "./onFiber.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
@@ -28,10 +32,6 @@ import {
 } from "./run.js"
 import { recordSkipped } from "./skip.js"
 import { elapsedMillis, RunTimer } from "./timing.js"
-import { completedOperationEntry } from "./fastPath.js"
-import { type Detach, startDetached } from "./detached.js"
-import { keepLatest } from "./liveShapes.js"
-import { OnFiber } from "./onFiber.js"
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
   if (Exit.isSuccess(exit)) return "completed"
@@ -76,14 +76,28 @@ const settleBegin = (run: Run, spec: OperationRunSpec, ended: Attempt): Effect.E
       )
     case "WrongShape":
       return Effect.as(
-        run.finish({ status: "failed", error: "hook handler did not return an Effect", decision: failureDecision("fail_open", "hook_error") }, Exit.void),
+        run.finish({
+          status: "failed",
+          error: "hook handler did not return an Effect",
+          decision: failureDecision("fail_open", "hook_error")
+        }, Exit.void),
         undefined
       )
     case "TimedOut":
-      return Effect.as(run.finish({ status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") }, Exit.void), undefined)
+      return Effect.as(
+        run.finish(
+          { status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") },
+          Exit.void
+        ),
+        undefined
+      )
     case "Failed":
       return Effect.as(
-        run.finish({ status: "failed", error: failureText(ended.error), decision: failureDecision("fail_open", "hook_error") }, Exit.failCause(ended.cause)),
+        run.finish({
+          status: "failed",
+          error: failureText(ended.error),
+          decision: failureDecision("fail_open", "hook_error")
+        }, Exit.failCause(ended.cause)),
         undefined
       )
     case "Panic":
@@ -100,8 +114,11 @@ const begin = (
   call: Call,
   handle?: InvocationHandle
 ): Effect.Effect<Observing | undefined> =>
-  Effect.flatMap(openRun(spec, undefined, handle), (run) =>
-    Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended) => settleBegin(run, spec, ended)))
+  Effect.flatMap(
+    openRun(spec, undefined, handle),
+    (run) =>
+      Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended) => settleBegin(run, spec, ended))
+  )
 
 /**
  * The bound of a `finish` callback: its run's limit — but when the run was
@@ -125,11 +142,23 @@ const end = (observing: Observing, result: Result): Effect.Effect<void> => {
       case "Value":
         return run.finish({ status: "completed" }, Exit.void)
       case "WrongShape":
-        return run.finish({ status: "failed", error: "finish did not return an Effect", decision: failureDecision("fail_open", "hook_error") }, Exit.void)
+        return run.finish({
+          status: "failed",
+          error: "finish did not return an Effect",
+          decision: failureDecision("fail_open", "hook_error")
+        }, Exit.void)
       case "TimedOut":
-        return run.finish({ status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") }, Exit.void)
+        return run.finish({
+          status: "timed_out",
+          error: ended.error,
+          decision: failureDecision("fail_open", "timed_out")
+        }, Exit.void)
       case "Failed":
-        return run.finish({ status: "failed", error: failureText(ended.error), decision: failureDecision("fail_open", "hook_error") }, Exit.failCause(ended.cause))
+        return run.finish({
+          status: "failed",
+          error: failureText(ended.error),
+          decision: failureDecision("fail_open", "hook_error")
+        }, Exit.failCause(ended.cause))
       case "Panic":
         return propagatePanic(run, "fail_open", ended.cause)
       case "Interrupted":
@@ -149,7 +178,9 @@ const observeDetached = (
   // The run completes the entry recorded as backgrounded, through the same handle.
   startDetached(spec, detach, "observer", (handle, opened) =>
     Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
-      if (begun === undefined) return Effect.void
+      if (begun === undefined) {
+        return Effect.void
+      }
       opened(begun.run)
       return end(begun, result)
     }))

@@ -16,7 +16,6 @@
  * interruption for the grace period is recorded `abandoned`.
  */
 import { Cause, Clock, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
-import { defaultLimit, type Ending as Bounded, type Pause, runBounded, type RunLimit } from "./bounded.js"
 import type {
   DecisionPolicy,
   HookDecision,
@@ -30,10 +29,11 @@ import type { InvocationSlot } from "../HookEffects.js"
 import { type HookRunLabels, unsafeRecordHookRun } from "../PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
+import { defaultLimit, type Ending as Bounded, type Pause, runBounded, type RunLimit } from "./bounded.js"
 import { contributionHash } from "./hash.js"
+import { keepLatest } from "./liveShapes.js"
 import { collects } from "./spans.js"
 import { clockOf, elapsedMillis } from "./timing.js"
-import { keepLatest } from "./liveShapes.js"
 
 /** A trace event added to the run's span before it ends. */
 export interface SpanEvent {
@@ -73,8 +73,10 @@ const CREDENTIAL = /authorization|api[-_]?key|token|secret|password|passwd|cooki
 
 /** A failure value as JSON text: credentials left out, BigInts as digits, cut at the record's bound. */
 const jsonText = (error: object): string =>
-  JSON.stringify(error, (key, value: unknown) =>
-    CREDENTIAL.test(key) ? "<redacted>" : typeof value === "bigint" ? value.toString() : value)
+  JSON.stringify(
+    error,
+    (key, value: unknown) => CREDENTIAL.test(key) ? "<redacted>" : typeof value === "bigint" ? value.toString() : value
+  )
 
 /**
  * The exact text of a failure value (its message, or its JSON text), cut at
@@ -90,7 +92,9 @@ export const failureText = (error: unknown): string => {
   } catch {
     text = `a failure value that cannot be read (${typeof error})`
   }
-  return text.length <= FAILURE_TEXT_CHARS ? text : `${text.slice(0, FAILURE_TEXT_CHARS)}… (${text.length - FAILURE_TEXT_CHARS} more characters)`
+  return text.length <= FAILURE_TEXT_CHARS
+    ? text
+    : `${text.slice(0, FAILURE_TEXT_CHARS)}… (${text.length - FAILURE_TEXT_CHARS} more characters)`
 }
 
 const failureTextOf = (error: unknown): string => {
@@ -259,7 +263,9 @@ class HookRun implements Run {
       endSpan(this.span, ending, exit, this.clock)
       // Measured with its span: a run made without one (no tracer collects
       // spans) does no metric work.
-      if (this.spec.metricLabels !== undefined) unsafeRecordHookRun(this.spec.metricLabels, entry.outcome, entry.duration)
+      if (this.spec.metricLabels !== undefined) {
+        unsafeRecordHookRun(this.spec.metricLabels, entry.outcome, entry.duration)
+      }
     }
     if (ending.abandoned === true || this.abandoned) {
       entry.abandoned = true
@@ -329,7 +335,9 @@ export const openRun = (
     return Effect.map(
       Effect.makeSpan(
         spec.spanName,
-        parent === undefined ? { captureStackTrace: false, attributes } : { captureStackTrace: false, attributes, parent }
+        parent === undefined
+          ? { captureStackTrace: false, attributes }
+          : { captureStackTrace: false, attributes, parent }
       ),
       (span) => makeRun(spec, clock, span, given)
     )
@@ -448,7 +456,11 @@ const failedAttempt = (cause: Cause.Cause<unknown>): Attempt => {
 export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Cause<unknown>): Effect.Effect<never> =>
   Effect.zipRight(
     run.finish(
-      { status: "failed", error: panicText(cause), decision: { policy: failure, action: "propagate_panic", reason: "panic" } },
+      {
+        status: "failed",
+        error: panicText(cause),
+        decision: { policy: failure, action: "propagate_panic", reason: "panic" }
+      },
       Exit.failCause(cause)
     ),
     // The original cause, unchanged; a typed failure mixed into it becomes a
@@ -458,5 +470,7 @@ export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Ca
 
 /** Records a handler's self-interruption, then interrupts. */
 export const propagateInterruption = (run: Run): Effect.Effect<never> =>
-  Effect.zipRight(run.finish({ status: "failed", error: "interrupted" }, Exit.interrupt(FiberId.none)), Effect.interrupt)
-
+  Effect.zipRight(
+    run.finish({ status: "failed", error: "interrupted" }, Exit.interrupt(FiberId.none)),
+    Effect.interrupt
+  )

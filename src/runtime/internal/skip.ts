@@ -50,4 +50,3 @@ export const skipped = <S extends SkipSpec, E>(
     )
     : recordSkipped(spec, reason)
 }
-

@@ -35,10 +35,13 @@ export const withSpan = <A, E, R>(
 
 /** {@link withSpan}, on the fiber that runs it (see `withFirst` for why not an arrow). */
 const spanOn = <A, E, R>(
-  span: { readonly effect: Effect.Effect<A, E, R>; readonly name: string; readonly options: Tracer.SpanOptions | undefined },
+  span: {
+    readonly effect: Effect.Effect<A, E, R>
+    readonly name: string
+    readonly options: Tracer.SpanOptions | undefined
+  },
   fiber: RuntimeFiber<unknown, unknown>
-): Effect.Effect<A, E, R> =>
-  collects(fiber) ? Effect.withSpan(span.effect, span.name, span.options) : span.effect
+): Effect.Effect<A, E, R> => collects(fiber) ? Effect.withSpan(span.effect, span.name, span.options) : span.effect
 
 /**
  * A span-returning scope for code that needs the span object (a provider's
@@ -49,8 +52,7 @@ export const useSpan = <A, E, R>(
   name: string,
   options: Tracer.SpanOptions,
   f: (span: Tracer.Span) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime(withFirst(useSpanOn<A, E, R>, { name, options, f }))
+): Effect.Effect<A, E, R> => Effect.withFiberRuntime(withFirst(useSpanOn<A, E, R>, { name, options, f }))
 
 /** {@link useSpan}, on the fiber that runs it. */
 const useSpanOn = <A, E, R>(

@@ -22,7 +22,6 @@ export const elapsedMillis = (clock: Clock.Clock): number =>
 export const clockOf = (fiber: RuntimeFiber<unknown, unknown>): Clock.Clock =>
   Context.get(fiber.currentDefaultServices, Clock.Clock)
 
-
 /**
  * Timings of back-to-back synchronous hook runs (the `Hook.sync` fast
  * path) from one monotonic reading per run: a run starts where the one

@@ -16,7 +16,10 @@ import { allows, rewriteCapability } from "../Capability.js"
 import type { TransformValues } from "../OperationHooks.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
+import { completedOperationEntry } from "./fastPath.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
+import { keepLatest } from "./liveShapes.js"
+import { OnFiber } from "./onFiber.js"
 import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import {
   type Attempt,
@@ -31,9 +34,6 @@ import {
 } from "./run.js"
 import { skipped } from "./skip.js"
 import { RunTimer } from "./timing.js"
-import { completedOperationEntry } from "./fastPath.js"
-import { keepLatest } from "./liveShapes.js"
-import { OnFiber } from "./onFiber.js"
 import { withFirst } from "./withFirst.js"
 
 /** Does a transform's value have the point's shape? */
@@ -55,11 +55,15 @@ const validValue = (point: TransformPoint, value: unknown): string | undefined =
         ? undefined
         : "after_tool must return { output } (JSON) or { error } (a string)"
     case "after_retrieval":
-      return Array.isArray(value) && value.every((d) => typeof d === "object" && d !== null && typeof d.id === "string" && typeof d.content === "string")
+      return Array.isArray(value) &&
+          value.every((d) =>
+            typeof d === "object" && d !== null && typeof d.id === "string" && typeof d.content === "string"
+          )
         ? undefined
         : "after_retrieval must return documents ({ id, content })"
     case "after_memory_load":
-      return Array.isArray(value) && value.every((r) => typeof r === "object" && r !== null && typeof r.content === "string")
+      return Array.isArray(value) &&
+          value.every((r) => typeof r === "object" && r !== null && typeof r.content === "string")
         ? undefined
         : "after_memory_load must return memory records ({ content })"
     case "before_memory_store":
@@ -75,7 +79,9 @@ const validValue = (point: TransformPoint, value: unknown): string | undefined =
  * carry on with must be plain data, or nothing downstream can record it.
  */
 const notJson = (point: TransformPoint, value: unknown): string | undefined => {
-  const found = Json.findNotJson(point === "after_tool" ? (value as { readonly output?: unknown }).output ?? null : value)
+  const found = Json.findNotJson(
+    point === "after_tool" ? (value as { readonly output?: unknown }).output ?? null : value
+  )
   if (found === undefined) return undefined
   const at = found.path.length === 0 ? "" : ` at ${found.path.join(".")}`
   return `${point} returned a value that is not JSON${at}: ${found.reason}`
@@ -92,7 +98,12 @@ const sameValue = (a: unknown, b: unknown): boolean =>
 /** What a transform's returned value means at its point. */
 type Judged<V> =
   | { readonly _tag: "Next"; readonly value: V; readonly changed: boolean }
-  | { readonly _tag: "Refused"; readonly error: string; readonly why: HookFailed["reason"]; readonly reason: HookDecision["reason"] }
+  | {
+    readonly _tag: "Refused"
+    readonly error: string
+    readonly why: HookFailed["reason"]
+    readonly reason: HookDecision["reason"]
+  }
 
 /**
  * Judges a transform's value; a hostile value (a throwing getter, a Proxy
@@ -248,7 +259,9 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     switch (ended._tag) {
       case "Value": {
         const judged = judge(this.point, this.chain[i]!, input, ended.value)
-        if (judged._tag === "Refused") return this.failed(i, spec, run, "failed", judged.error, judged.why, judged.reason)
+        if (judged._tag === "Refused") {
+          return this.failed(i, spec, run, "failed", judged.error, judged.why, judged.reason)
+        }
         this.completed[i] = true
         this.current = judged.value
         // Recorded now; the chain goes on at once unless the write must wait.
@@ -289,9 +302,14 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     if (skip !== undefined) return Effect.zipRight(skip, this.next(i + 1))
     const input = this.current
     const call = this.call
-    return Effect.flatMap(openRun(spec), (run) =>
-      Effect.flatMap(attempt(spec, run, () => participant.handler(call, input)), (ended) =>
-        this.settle(i, spec, run, input, ended)))
+    return Effect.flatMap(
+      openRun(spec),
+      (run) =>
+        Effect.flatMap(
+          attempt(spec, run, () => participant.handler(call, input)),
+          (ended) => this.settle(i, spec, run, input, ended)
+        )
+    )
   }
 
   /**

@@ -89,7 +89,9 @@ export const layer = (options: ExportOptions): Layer.Layer<never> => {
   const headers = options.headers === undefined
     ? undefined
     : Object.fromEntries(
-      Object.entries(options.headers).map(([key, value]) => [key, Redacted.isRedacted(value) ? Redacted.value(value) : value])
+      Object.entries(options.headers).map((
+        [key, value]
+      ) => [key, Redacted.isRedacted(value) ? Redacted.value(value) : value])
     )
   return Layer.mergeAll(
     OtlpTracer.layer({

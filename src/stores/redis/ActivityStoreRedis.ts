@@ -115,14 +115,18 @@ export const makeStore = (
   Effect.gen(function*() {
     const prefix = options.keyPrefix ?? defaultKeyPrefix
     if (!validPrefix(prefix)) {
-      return yield* new ActivityStoreError({ operation: "open", detail: `invalid key prefix ${JSON.stringify(prefix)}` })
+      return yield* new ActivityStoreError({
+        operation: "open",
+        detail: `invalid key prefix ${JSON.stringify(prefix)}`
+      })
     }
     const gcMargin = Duration.toMillis(Duration.decode(options.gcMargin ?? Duration.minutes(5)))
     const url = typeof options.url === "string" ? options.url : Redacted.value(options.url)
     const redis = yield* Effect.acquireRelease(
       Effect.try({
         try: () => new Redis(url, { ...options.redis, lazyConnect: true }),
-        catch: (cause) => new ActivityStoreError({ operation: "open", detail: `invalid Redis options: ${errorDetail(cause)}`, cause })
+        catch: (cause) =>
+          new ActivityStoreError({ operation: "open", detail: `invalid Redis options: ${errorDetail(cause)}`, cause })
       }),
       (client) => Effect.promise(() => client.quit().then(() => undefined, () => client.disconnect()))
     )
@@ -163,7 +167,9 @@ export const makeStore = (
           signalId
         ]).pipe(Effect.map((reply) => reply === 1)),
       delete: (signalId) =>
-        call("remove", DELETE, [signalKey(signalId)], [domainPrefix, signalId]).pipe(Effect.map((reply) => reply === 1)),
+        call("remove", DELETE, [signalKey(signalId)], [domainPrefix, signalId]).pipe(
+          Effect.map((reply) => reply === 1)
+        ),
       list: (domain, now) =>
         call("listActive", LIST, [domainPrefix + domain], [String(now), `${prefix}signal:`]).pipe(
           Effect.flatMap((reply) => {

@@ -48,7 +48,9 @@ const fromRow = (row: SignalRow): ActivitySignal | undefined => {
 /**
  * The backend over the current `SqlClient`, on the table the migrations made.
  */
-export const make = (tables: Pick<Tables, "activitySignals">): Effect.Effect<ActivitySignalStore.Service, never, SqlClient> =>
+export const make = (
+  tables: Pick<Tables, "activitySignals">
+): Effect.Effect<ActivitySignalStore.Service, never, SqlClient> =>
   Effect.map(SqlClient, (sql) => {
     const table = sql(tables.activitySignals)
 
@@ -61,7 +63,9 @@ export const make = (tables: Pick<Tables, "activitySignals">): Effect.Effect<Act
         Effect.zipRight(sql`INSERT INTO ${table}
           (signal_id, domain, agent, request_id, summary, data, announced_at, expires_at)
           VALUES (${signal.signalId}, ${signal.domain}, ${signal.agent}, ${signal.requestId}, ${signal.summary},
-            ${signal.data === undefined ? null : JSON.stringify(signal.data)}, ${signal.announcedAt}, ${signal.expiresAt})
+            ${
+          signal.data === undefined ? null : JSON.stringify(signal.data)
+        }, ${signal.announcedAt}, ${signal.expiresAt})
           ON CONFLICT (signal_id) DO UPDATE SET
             domain = excluded.domain,
             agent = excluded.agent,

@@ -11,10 +11,10 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, Option, ParseResult, Schema } from "effect"
 import { Checkpoint } from "../../domain/Checkpoint.js"
-import { type Claim, ClaimResult, CheckpointDecodeError, CheckpointStore } from "../CheckpointStore.js"
+import { CheckpointDecodeError, CheckpointStore, type Claim, ClaimResult } from "../CheckpointStore.js"
 import { ExecutionStoreError } from "../ExecutionStore.js"
-import type { Tables } from "./migrations.js"
 import { errorDetail } from "../internal/errorDetail.js"
+import type { Tables } from "./migrations.js"
 
 const encode = Schema.encodeEither(Checkpoint)
 const decode = Schema.decodeUnknownEither(Checkpoint)
@@ -30,7 +30,9 @@ interface Row {
 }
 
 // A rewritten body may be huge: the error says what is wrong, not all of it.
-const excerpt = (text: string): string => (text.length > 1_000 ? `${text.slice(0, 1_000)}… (${text.length} characters)` : text)
+const excerpt = (
+  text: string
+): string => (text.length > 1_000 ? `${text.slice(0, 1_000)}… (${text.length} characters)` : text)
 
 /** A stored body back into a checkpoint; one that does not decode is a `CheckpointDecodeError` naming it. */
 const decodeBody = (checkpointId: string, row: Row) => {
@@ -42,7 +44,9 @@ const decodeBody = (checkpointId: string, row: Row) => {
     })
   return Effect.try({
     try: (): unknown => {
-      if (typeof row.body !== "string") throw new Error(`the body is a ${row.body === null ? "null" : typeof row.body}, not JSON text`)
+      if (typeof row.body !== "string") {
+        throw new Error(`the body is a ${row.body === null ? "null" : typeof row.body}, not JSON text`)
+      }
       return JSON.parse(row.body)
     },
     catch: (error) => undecodable(`not JSON: ${error instanceof Error ? error.message : String(error)}`)
@@ -122,7 +126,9 @@ export const make = (tables: Tables): Effect.Effect<CheckpointStore.Service, nev
             WHERE checkpoint_id = ${checkpointId}`.pipe(Effect.mapError(storeError("claim")))
           const holder = holders[0]
           if (holder === undefined) return ClaimResult.NotFound()
-          if (holder.claim_owner !== null && holder.claim_expires_at !== null && Number(holder.claim_expires_at) > now) {
+          if (
+            holder.claim_owner !== null && holder.claim_expires_at !== null && Number(holder.claim_expires_at) > now
+          ) {
             return ClaimResult.AlreadyClaimed({ owner: holder.claim_owner, expiresAt: Number(holder.claim_expires_at) })
           }
         }

@@ -12,6 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Clock, Duration, Effect, Either, Option, ParseResult, Schema } from "effect"
 import { CURRENT_SCHEMA_VERSION, encodeDirect, ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
 import {
   type CreateResult,
   defaultPageSize,
@@ -26,7 +27,7 @@ import {
   type SaveResult,
   type UpdateResult
 } from "../ExecutionStore.js"
-import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import {
   abandoned,
   decodeCursor,
@@ -37,7 +38,6 @@ import {
   pageSize,
   startedAtOf
 } from "../internal/recordQuery.js"
-import { errorDetail } from "../internal/errorDetail.js"
 import type { Tables } from "./migrations.js"
 
 /** Options of the SQL execution store. */
@@ -212,7 +212,10 @@ export const make = (
             : { revision: Number(row.revision), expired: Number(row.expires_at) <= now }
           if (yield* writeOver(c, read, operation)) return next.result
         }
-        return yield* new ExecutionStoreError({ operation, detail: "too many concurrent writers; gave up after 50 attempts" })
+        return yield* new ExecutionStoreError({
+          operation,
+          detail: "too many concurrent writers; gave up after 50 attempts"
+        })
       })
 
     /**
@@ -233,22 +236,28 @@ export const make = (
       })
 
     const save = (record: ExecutionRecord) =>
-      Effect.flatMap(saveSameWriter(record), (written) => written ? Effect.succeed<SaveResult>("written") : saveMerging(record))
+      Effect.flatMap(saveSameWriter(record), (written) =>
+        written ? Effect.succeed<SaveResult>("written") : saveMerging(record))
 
     const saveMerging = (record: ExecutionRecord) =>
       readModifyWrite<SaveResult>(record.requestId, "save", (now, row) => {
         if (row === undefined || Number(row.expires_at) <= now) {
           return Effect.succeed({ write: record, result: "written", pure: true })
         }
-        if (Number(row.revision) >= record.recordRevision) return Effect.succeed({ done: "stale" })
+        if (Number(row.revision) >= record.recordRevision) {
+          return Effect.succeed({ done: "stale" })
+        }
         // A stored row that does not decode is replaced by the newer snapshot.
         const stored = decodeRow(row)
         const merged = Either.isRight(stored) ? mergeStoredEvidence(stored.right, record) : record
         return Effect.succeed({ write: merged, result: "written", pure: merged === record })
       }).pipe(
         // Decode errors are handled above; only store errors remain.
-        Effect.catchTag("RecordDecodeError", (error) =>
-          new ExecutionStoreError({ operation: "save", detail: error.message, cause: error }))
+        Effect.catchTag(
+          "RecordDecodeError",
+          (error) =>
+            new ExecutionStoreError({ operation: "save", detail: error.message, cause: error })
+        )
       )
 
     const update: ExecutionStore.Service["update"] = (requestId, f) =>

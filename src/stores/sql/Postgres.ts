@@ -41,7 +41,11 @@ export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnectio
   }).pipe(
     Layer.catchAllCause((cause) =>
       Layer.fail(
-        new ExecutionStoreError({ operation: "open", detail: `cannot connect to PostgreSQL: ${errorDetail(cause)}`, cause })
+        new ExecutionStoreError({
+          operation: "open",
+          detail: `cannot connect to PostgreSQL: ${errorDetail(cause)}`,
+          cause
+        })
       )
     )
   )

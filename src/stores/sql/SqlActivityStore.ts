@@ -9,8 +9,8 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { ActivitySignalStore, ActivityStore, ActivityStoreError, make as makeFront } from "../ActivityStore.js"
-import * as ActivityStoreSql from "./ActivityStoreSql.js"
 import { errorDetail } from "../internal/errorDetail.js"
+import * as ActivityStoreSql from "./ActivityStoreSql.js"
 import { migrate, tablesFor } from "./migrations.js"
 
 /**
@@ -42,7 +42,9 @@ export const layerSignalStore = (
         catch: (error) => new ActivityStoreError({ operation: "migrate", detail: String(error) })
       })
       yield* migrate(tables).pipe(
-        Effect.mapError((error) => new ActivityStoreError({ operation: "migrate", detail: errorDetail(error), cause: error }))
+        Effect.mapError((error) =>
+          new ActivityStoreError({ operation: "migrate", detail: errorDetail(error), cause: error })
+        )
       )
       return yield* ActivityStoreSql.make(tables)
     })

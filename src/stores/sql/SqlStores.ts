@@ -7,11 +7,11 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Context, Duration, Effect, Layer } from "effect"
-import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBackground } from "../ExecutionStore.js"
 import { CheckpointStore } from "../CheckpointStore.js"
+import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBackground } from "../ExecutionStore.js"
+import { errorDetail } from "../internal/errorDetail.js"
 import * as CheckpointStoreSql from "./CheckpointStoreSql.js"
 import * as ExecutionStoreSql from "./ExecutionStoreSql.js"
-import { errorDetail } from "../internal/errorDetail.js"
 import { migrate, type Tables, tablesFor } from "./migrations.js"
 
 /**
@@ -71,7 +71,9 @@ const migrated = (prefix: string | undefined): Effect.Effect<Tables, ExecutionSt
   }).pipe(
     Effect.tap((tables) =>
       migrate(tables).pipe(
-        Effect.mapError((error) => new ExecutionStoreError({ operation: "migrate", detail: errorDetail(error), cause: error }))
+        Effect.mapError((error) =>
+          new ExecutionStoreError({ operation: "migrate", detail: errorDetail(error), cause: error })
+        )
       )
     )
   )

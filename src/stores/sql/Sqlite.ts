@@ -108,7 +108,11 @@ export const layerClient = (
   ).pipe(
     Layer.catchAllCause((cause) =>
       Layer.fail(
-        new ExecutionStoreError({ operation: "open", detail: `${filename}: cannot open the database: ${errorDetail(cause)}`, cause })
+        new ExecutionStoreError({
+          operation: "open",
+          detail: `${filename}: cannot open the database: ${errorDetail(cause)}`,
+          cause
+        })
       )
     )
   )
@@ -131,7 +135,9 @@ export const layerClient = (
  * @since 0.1.0
  */
 export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
-  SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
+  SqlStores.layerExecutionStore(options).pipe(
+    Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous))
+  )
 
 /**
  * The checkpoint store in a SQLite file (HITL checkpoints a later process
@@ -142,7 +148,9 @@ export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<Ex
 export const layerCheckpointStore = (
   options: Pick<SqliteOptions, "filename" | "tablePrefix" | "busyTimeout" | "synchronous"> = {}
 ): Layer.Layer<CheckpointStore, ExecutionStoreError> =>
-  SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
+  SqlStores.layerCheckpointStore(options).pipe(
+    Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous))
+  )
 
 /**
  * Both stores in one SQLite file, over one client.
@@ -157,7 +165,9 @@ export const layerCheckpointStore = (
  *
  * @since 0.1.0
  */
-export const layer = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
+export const layer = (
+  options: SqliteOptions = {}
+): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
   SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
 
 /**

@@ -47,7 +47,10 @@ const executionRecords = (tables: Tables) =>
   Effect.flatMap(SqlClient, (sql) => {
     // The dialects differ in the key column and the JSON type only
     // (SQLite's INTEGER and BIGINT are the same 64-bit integers).
-    const key = sql.onDialectOrElse({ pg: () => "BIGSERIAL PRIMARY KEY", orElse: () => "INTEGER PRIMARY KEY AUTOINCREMENT" })
+    const key = sql.onDialectOrElse({
+      pg: () => "BIGSERIAL PRIMARY KEY",
+      orElse: () => "INTEGER PRIMARY KEY AUTOINCREMENT"
+    })
     const json = sql.onDialectOrElse({ pg: () => "JSONB", orElse: () => "TEXT" })
     const index = (name: string, columns: string) =>
       sql`CREATE INDEX ${sql(`${tables.records}_${name}`)} ON ${sql(tables.records)} (${sql.literal(columns)})`
@@ -73,8 +76,10 @@ const executionRecords = (tables: Tables) =>
 
 /** Which writer's snapshot a row is exactly (see `ExecutionStoreSql`): a writer's next one needs no merge. */
 const recordWriter = (tables: Tables) =>
-  Effect.flatMap(SqlClient, (sql) =>
-    sql`ALTER TABLE ${sql(tables.records)} ADD COLUMN writer_id TEXT`.pipe(Effect.asVoid))
+  Effect.flatMap(
+    SqlClient,
+    (sql) => sql`ALTER TABLE ${sql(tables.records)} ADD COLUMN writer_id TEXT`.pipe(Effect.asVoid)
+  )
 
 const checkpoints = (tables: Tables) =>
   Effect.flatMap(SqlClient, (sql) =>
@@ -100,7 +105,9 @@ const activitySignals = (tables: Tables) =>
         announced_at BIGINT NOT NULL,
         expires_at BIGINT NOT NULL
       )`,
-      sql`CREATE INDEX ${sql(`${tables.activitySignals}_domain`)} ON ${sql(tables.activitySignals)} (domain, expires_at)`,
+      sql`CREATE INDEX ${sql(`${tables.activitySignals}_domain`)} ON ${
+        sql(tables.activitySignals)
+      } (domain, expires_at)`,
       sql`CREATE INDEX ${sql(`${tables.activitySignals}_expires`)} ON ${sql(tables.activitySignals)} (expires_at)`
     ], { discard: true }))
 

@@ -93,9 +93,14 @@ describe("Anthropic Messages API over HTTP (effect-agent-pipeline/anthropic)", (
     Effect.gen(function*() {
       const server = yield* FakeAnthropic.make
       const deltas = ["ACME ", "is ", "at ", "12", "3.45", " — ✓"]
-      yield* server.enqueue(FakeAnthropic.plan({ steps: [quoteStep("q1")] }), FakeAnthropic.text(deltas.join(""), { deltas }))
+      yield* server.enqueue(
+        FakeAnthropic.plan({ steps: [quoteStep("q1")] }),
+        FakeAnthropic.text(deltas.join(""), { deltas })
+      )
       const pipeline = yield* pipelineOn(server, "claude-stream")
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(pipeline.stream({ request: "quote ACME", requestId: "an-2" })))
+      const events = Chunk.toReadonlyArray(
+        yield* Stream.runCollect(pipeline.stream({ request: "quote ACME", requestId: "an-2" }))
+      )
 
       expect(tokensOf(events)).toEqual(deltas)
       const last = events.at(-1)
@@ -120,10 +125,11 @@ describe("Anthropic Messages API over HTTP (effect-agent-pipeline/anthropic)", (
       )
       const pipeline = yield* pipelineOn(server)
       const result = yield* pipeline.process({ request: "quote ACME, then the weather in Paris", requestId: "an-3" })
-      expect(result._tag === "Completed" && result.response.phases.map((p) => p.plan.steps.map((s) => s.step_id))).toEqual([
-        ["q1"],
-        ["w1"]
-      ])
+      expect(result._tag === "Completed" && result.response.phases.map((p) => p.plan.steps.map((s) => s.step_id)))
+        .toEqual([
+          ["q1"],
+          ["w1"]
+        ])
       const requests = yield* server.requests
       expect(requests).toHaveLength(3)
       expectForcedPlanTool(requests[1]!.body, "claude-test")

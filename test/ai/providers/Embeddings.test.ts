@@ -43,18 +43,22 @@ describe("the offline embedder", () => {
 
   it("any text: deterministic, unit norm (or all zeros without letters or digits), cosine with itself 1", () => {
     FastCheck.assert(
-      FastCheck.property(FastCheck.string({ maxLength: 80 }), FastCheck.integer({ min: 1, max: 64 }), (text, dimensions) => {
-        const v = Embeddings.embedOffline(text, dimensions)
-        expect(v).toHaveLength(dimensions)
-        expect(Embeddings.embedOffline(text, dimensions)).toEqual(v)
-        if (/[\p{L}\p{N}]/u.test(text)) {
-          expect(norm(v)).toBeCloseTo(1, 9)
-          expect(Embeddings.cosine(v, v)).toBeCloseTo(1, 9)
-        } else {
-          expect(v.every((x) => x === 0)).toBe(true)
-          expect(Embeddings.cosine(v, v)).toBe(0)
+      FastCheck.property(
+        FastCheck.string({ maxLength: 80 }),
+        FastCheck.integer({ min: 1, max: 64 }),
+        (text, dimensions) => {
+          const v = Embeddings.embedOffline(text, dimensions)
+          expect(v).toHaveLength(dimensions)
+          expect(Embeddings.embedOffline(text, dimensions)).toEqual(v)
+          if (/[\p{L}\p{N}]/u.test(text)) {
+            expect(norm(v)).toBeCloseTo(1, 9)
+            expect(Embeddings.cosine(v, v)).toBeCloseTo(1, 9)
+          } else {
+            expect(v.every((x) => x === 0)).toBe(true)
+            expect(Embeddings.cosine(v, v)).toBe(0)
+          }
         }
-      })
+      )
     )
   })
 
@@ -75,7 +79,9 @@ describe("the offline embedder", () => {
 
   it.scoped("AGENT_EMBEDDINGS unset: ModelConfig's embedding model is the offline one", () =>
     Effect.gen(function*() {
-      const model = yield* modelIn(ModelConfig.layerEmbeddingModel).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+      const model = yield* modelIn(ModelConfig.layerEmbeddingModel).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+      )
       expect(yield* model.embed("hello")).toEqual(Embeddings.embedOffline("hello"))
     }))
 })
@@ -92,10 +98,14 @@ describe("OpenAI embeddings over HTTP", () => {
         ["OPENAI_BASE_URL", server.apiUrl],
         ["OPENAI_API_KEY", "sk-embed"]
       ])
-      const model = yield* modelIn(ModelConfig.layerEmbeddingModel).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(env)))
+      const model = yield* modelIn(ModelConfig.layerEmbeddingModel).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(env))
+      )
       const vectors = yield* model.embedMany(["first text", "second text"])
       // The fake answers unscripted embeddings with the offline embedder's 8-dimension vectors.
-      expect(vectors).toEqual(["first text", "second text"].map((t) => Embeddings.embedOffline(t, FakeOpenAi.EMBEDDING_DIMENSIONS)))
+      expect(vectors).toEqual(
+        ["first text", "second text"].map((t) => Embeddings.embedOffline(t, FakeOpenAi.EMBEDDING_DIMENSIONS))
+      )
 
       const requests = yield* server.requests
       expect(requests).toHaveLength(1)
@@ -111,7 +121,12 @@ describe("OpenAI embeddings over HTTP", () => {
       const server = yield* FakeOpenAi.make
       yield* server.enqueue(FakeOpenAi.embeddings([[1, 0], [0, 1]]))
       const model = yield* modelIn(
-        OpenAi.layerEmbeddings({ model: "nomic-embed-text", dimensions: 2, apiUrl: server.apiUrl, apiKey: Redacted.make("k") })
+        OpenAi.layerEmbeddings({
+          model: "nomic-embed-text",
+          dimensions: 2,
+          apiUrl: server.apiUrl,
+          apiKey: Redacted.make("k")
+        })
       )
       expect(yield* model.embedMany(["x", "y"])).toEqual([[1, 0], [0, 1]])
       const [request] = yield* server.requests

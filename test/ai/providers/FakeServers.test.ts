@@ -77,11 +77,16 @@ describe("FakeOpenAi speaks the Responses API as @effect/ai-openai decodes it", 
     ])
     const call = eventsOf(render(FakeOpenAi.functionCall("get_weather", { city: "Paris" }), streamed))
     for (const event of call) expect(decodes(OpenAiClient.ResponseStreamEvent, event)).toBe(true)
-    expect(call).toContainEqual(expect.objectContaining({ type: "response.function_call_arguments.done", arguments: "{\"city\":\"Paris\"}" }))
+    expect(call).toContainEqual(
+      expect.objectContaining({ type: "response.function_call_arguments.done", arguments: "{\"city\":\"Paris\"}" })
+    )
   })
 
   it("the model name is echoed and a stream is sent only when asked for", () => {
-    expect(bodyOf(render(FakeOpenAi.text("x"), { model: "gpt-echo" }))).toMatchObject({ model: "gpt-echo", id: "resp_3" })
+    expect(bodyOf(render(FakeOpenAi.text("x"), { model: "gpt-echo" }))).toMatchObject({
+      model: "gpt-echo",
+      id: "resp_3"
+    })
     expect(render(FakeOpenAi.text("x"), streamed)._tag).toBe("Sse")
     expect(() => FakeOpenAi.text("abc", { deltas: ["a", "c"] })).toThrow(/do not make/)
   })
@@ -94,7 +99,10 @@ describe("FakeAnthropic speaks the Messages API as @effect/ai-anthropic decodes 
     expect(decodes(AnthropicGenerated.BetaMessage, bodyOf(render(FakeAnthropic.text("hi"), { model: "c" })))).toBe(true)
     const tool = bodyOf(render(FakeAnthropic.json({ steps: [] }), forced))
     expect(decodes(AnthropicGenerated.BetaMessage, tool)).toBe(true)
-    expect(tool).toMatchObject({ content: [{ type: "tool_use", name: "routing_plan", input: { steps: [] } }], stop_reason: "tool_use" })
+    expect(tool).toMatchObject({
+      content: [{ type: "tool_use", name: "routing_plan", input: { steps: [] } }],
+      stop_reason: "tool_use"
+    })
   })
 
   it("every streamed event decodes as a MessageStreamEvent, in the real order", () => {
@@ -115,7 +123,8 @@ describe("FakeAnthropic speaks the Messages API as @effect/ai-anthropic decodes 
   })
 
   it("the error body decodes as Anthropic's error response", () => {
-    expect(decodes(AnthropicGenerated.BetaErrorResponse, bodyOf(render(FakeAnthropic.error(429, "slow down"), {})))).toBe(true)
+    expect(decodes(AnthropicGenerated.BetaErrorResponse, bodyOf(render(FakeAnthropic.error(429, "slow down"), {}))))
+      .toBe(true)
   })
 })
 
@@ -128,8 +137,16 @@ const serviceIn = <I, S, E>(tag: Context.Tag<I, S>, layer: Layer.Layer<I, E>): E
   Effect.map(Layer.build(layer), (context) => Context.get(context, tag))
 
 const post = (url: string, body: unknown) =>
-  Effect.flatMap(serviceIn(HttpClient.HttpClient, NodeHttpClient.layerUndici), (client) =>
-    client.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUnsafeJson(body), HttpClientRequest.setHeader("x-test", "yes"))))
+  Effect.flatMap(
+    serviceIn(HttpClient.HttpClient, NodeHttpClient.layerUndici),
+    (client) =>
+      client.execute(
+        HttpClientRequest.post(url).pipe(
+          HttpClientRequest.bodyUnsafeJson(body),
+          HttpClientRequest.setHeader("x-test", "yes")
+        )
+      )
+  )
 
 describe("WireServer: scripted misbehaviour on the wire", () => {
   it.scoped("answers in order with status, headers and body; records method, path, query, headers and parsed body", () =>
@@ -180,7 +197,9 @@ describe("WireServer: scripted misbehaviour on the wire", () => {
       const [elapsed] = yield* Effect.timed(Effect.scoped(Effect.gen(function*() {
         const server = yield* FakeOpenAi.make
         yield* server.enqueue(FakeOpenAi.hang)
-        const exit = yield* Effect.exit(Effect.timeout(post(`${server.apiUrl}/responses`, { model: "m" }), "300 millis"))
+        const exit = yield* Effect.exit(
+          Effect.timeout(post(`${server.apiUrl}/responses`, { model: "m" }), "300 millis")
+        )
         expect(Exit.isFailure(exit) && String(exit.cause)).toContain("TimeoutException")
         expect((yield* server.requests).length).toBe(1)
       })))
@@ -203,7 +222,10 @@ describe("WireServer: scripted misbehaviour on the wire", () => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* FakeOpenAi.make
       const reply = FakeOpenAi.text("one two three four")
-      yield* server.enqueue(FakeOpenAi.cut(reply, { afterEvents: 5 }), FakeOpenAi.cut(reply, { afterEvents: 5, midEvent: true }))
+      yield* server.enqueue(
+        FakeOpenAi.cut(reply, { afterEvents: 5 }),
+        FakeOpenAi.cut(reply, { afterEvents: 5, midEvent: true })
+      )
       for (const midEvent of [false, true]) {
         const response = yield* post(`${server.apiUrl}/responses`, { model: "m", stream: true })
         expect(response.status).toBe(200)
@@ -215,7 +237,7 @@ describe("WireServer: scripted misbehaviour on the wire", () => {
         expect(Exit.isFailure(exit)).toBe(true)
         const text = received.join("")
         const complete = text.split("\n\n").filter((f) => f.startsWith("event: "))
-        const whole = (midEvent ? complete.slice(0, -1) : complete.filter((f) => f.length > 0))
+        const whole = midEvent ? complete.slice(0, -1) : complete.filter((f) => f.length > 0)
         expect(whole.length).toBe(5)
         expect(text.endsWith("\n\n")).toBe(!midEvent)
       }
@@ -246,10 +268,16 @@ const aiErrorOf = <A>(exit: Exit.Exit<A, AiError.AiError>): AiError.AiError => {
 }
 
 const openAiModel = (server: FakeOpenAi.FakeOpenAi) =>
-  serviceIn(LanguageModel.LanguageModel, OpenAi.layer({ model: "m", apiUrl: server.apiUrl, apiKey: Redacted.make("k") }))
+  serviceIn(
+    LanguageModel.LanguageModel,
+    OpenAi.layer({ model: "m", apiUrl: server.apiUrl, apiKey: Redacted.make("k") })
+  )
 
 const anthropicModel = (server: FakeAnthropic.FakeAnthropic) =>
-  serviceIn(LanguageModel.LanguageModel, Anthropic.layer({ model: "c", apiUrl: server.apiUrl, apiKey: Redacted.make("k") }))
+  serviceIn(
+    LanguageModel.LanguageModel,
+    Anthropic.layer({ model: "c", apiUrl: server.apiUrl, apiKey: Redacted.make("k") })
+  )
 
 describe("the provider clients' view of each misbehaviour", () => {
   it.scoped("OpenAI: a status is HttpResponseError (with its headers); a 200 that is not JSON is HttpResponseError Decode; JSON that is not a Response is MalformedOutput from createResponse", () =>
@@ -265,12 +293,21 @@ describe("the provider clients' view of each misbehaviour", () => {
       const errors: Array<AiError.AiError> = []
       for (let i = 0; i < 4; i++) errors.push(aiErrorOf(yield* Effect.exit(model.generateText({ prompt: "hi" }))))
       const [rateLimited, serverError, notJson, broken] = errors
-      expect(rateLimited?._tag === "HttpResponseError" && [rateLimited.response.status, rateLimited.response.headers["retry-after"]])
+      expect(
+        rateLimited?._tag === "HttpResponseError" &&
+          [rateLimited.response.status, rateLimited.response.headers["retry-after"]]
+      )
         .toEqual([429, "1"])
       expect(serverError?._tag === "HttpResponseError" && serverError.response.status).toBe(500)
       // Unparsable JSON fails in the HTTP layer; JSON of the wrong shape in the client's Schema.
-      expect(notJson?._tag === "HttpResponseError" && [notJson.reason, notJson.response.status]).toEqual(["Decode", 200])
-      expect(broken?._tag === "MalformedOutput" && [broken.module, broken.method]).toEqual(["OpenAiClient", "createResponse"])
+      expect(notJson?._tag === "HttpResponseError" && [notJson.reason, notJson.response.status]).toEqual([
+        "Decode",
+        200
+      ])
+      expect(broken?._tag === "MalformedOutput" && [broken.module, broken.method]).toEqual([
+        "OpenAiClient",
+        "createResponse"
+      ])
     }))
 
   it.live("OpenAI: a stream cut mid-event fails the stream after the tokens already received", () =>
@@ -302,11 +339,22 @@ describe("the provider clients' view of each misbehaviour", () => {
       const model = yield* anthropicModel(server)
       const errors: Array<AiError.AiError> = []
       for (let i = 0; i < 4; i++) errors.push(aiErrorOf(yield* Effect.exit(model.generateText({ prompt: "hi" }))))
-      const [rateLimited, overloaded, broken, notJson] = errors as [AiError.AiError, AiError.AiError, AiError.AiError, AiError.AiError]
-      expect(rateLimited._tag === "HttpResponseError" && [rateLimited.response.status, rateLimited.response.headers["retry-after"]])
+      const [rateLimited, overloaded, broken, notJson] = errors as [
+        AiError.AiError,
+        AiError.AiError,
+        AiError.AiError,
+        AiError.AiError
+      ]
+      expect(
+        rateLimited._tag === "HttpResponseError" &&
+          [rateLimited.response.status, rateLimited.response.headers["retry-after"]]
+      )
         .toEqual([429, "3"])
       expect(overloaded._tag === "HttpResponseError" && overloaded.response.status).toBe(529)
-      expect(broken._tag === "MalformedOutput" && [broken.module, broken.method]).toEqual(["AnthropicClient", "createMessage"])
+      expect(broken._tag === "MalformedOutput" && [broken.module, broken.method]).toEqual([
+        "AnthropicClient",
+        "createMessage"
+      ])
       expect(notJson._tag === "HttpResponseError" && [notJson.reason, notJson.response.status]).toEqual(["Decode", 200])
       const paths = (yield* server.requests).map((r) => `${r.path}${r.query}`)
       expect(paths).toEqual(Array.from({ length: 4 }, () => "/v1/messages?beta=true"))

@@ -10,11 +10,11 @@
  */
 import { type LanguageModel } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import * as util from "node:util"
 import { Cause, Context, Effect, Exit, Layer, Option, Redacted, type Scope, Stream } from "effect"
 import { Agent, ExecutionStore, Pipeline, type PipelineError } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import * as OpenAi from "effect-agent-pipeline/openai"
+import * as util from "node:util"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../../support/FakeAnthropic.js"
 import * as FakeOpenAi from "../../support/FakeOpenAi.js"
@@ -30,7 +30,10 @@ const OPTIONS: Pipeline.PipelineOptions = { modelRetries: 1, modelRetryDelay: "1
 const agentOn = (model: Layer.Layer<LanguageModel.LanguageModel>) =>
   Effect.map(
     Layer.build(Agent.layer({ model, tools: allTools, options: OPTIONS })),
-    (context) => ({ pipeline: Context.get(context, Pipeline.Pipeline), store: Context.get(context, ExecutionStore.ExecutionStore) })
+    (context) => ({
+      pipeline: Context.get(context, Pipeline.Pipeline),
+      store: Context.get(context, ExecutionStore.ExecutionStore)
+    })
   )
 
 const openAi = (server: FakeOpenAi.FakeOpenAi) =>
@@ -56,10 +59,15 @@ const printable = (exit: Exit.Exit<unknown, PipelineError.PipelineError>, record
 }
 
 /** A request on an agent allowed one re-ask (the default). */
-const agentReasking = (pipeline: Pipeline.Pipeline.Service) => pipeline.process({ request: "q", requestId: "deep-reask" })
+const agentReasking = (pipeline: Pipeline.Pipeline.Service) =>
+  pipeline.process({ request: "q", requestId: "deep-reask" })
 
 const run = <E>(
-  agent: Effect.Effect<{ readonly pipeline: Pipeline.Pipeline.Service; readonly store: ExecutionStore.ExecutionStore.Service }, E, Scope.Scope>,
+  agent: Effect.Effect<
+    { readonly pipeline: Pipeline.Pipeline.Service; readonly store: ExecutionStore.ExecutionStore.Service },
+    E,
+    Scope.Scope
+  >,
   requestId: string,
   streamed = false
 ) =>
@@ -79,7 +87,10 @@ describe("hostile values: provider responses nested 5,000 deep are typed failure
     ["a 200 body that is an array 5,000 deep", () => WireServer.status(200, { body: deepArray })],
     ["a 200 body that is an object 5,000 deep", () => WireServer.status(200, { body: deepObject })],
     ["a 500 body (JSON) 5,000 deep", () => WireServer.status(500, { body: deepObject })],
-    ["a 400 body (text) 5,000 deep", () => WireServer.status(400, { body: deepArray, headers: { "content-type": "text/plain" } })],
+    [
+      "a 400 body (text) 5,000 deep",
+      () => WireServer.status(400, { body: deepArray, headers: { "content-type": "text/plain" } })
+    ],
     ["a status 999 with a body 5,000 deep", () => WireServer.status(999, { body: deepObject })]
   ]
   for (const [label, reply] of buffered) {
@@ -135,7 +146,10 @@ describe("hostile values: provider responses nested 5,000 deep are typed failure
         WireServer.reply(() => ({
           _tag: "Sse",
           headers: {},
-          events: [{ event: "content_block_delta", data: `{"type":"content_block_delta","index":0,"delta":${deepObject}}` }],
+          events: [{
+            event: "content_block_delta",
+            data: `{"type":"content_block_delta","index":0,"delta":${deepObject}}`
+          }],
           eventDelay: undefined,
           cut: undefined
         }))

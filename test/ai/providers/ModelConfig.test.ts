@@ -5,12 +5,12 @@
  * configured provider (over HTTP to the fake servers), and the providers'
  * packages staying out of the static import graph of the main entry point.
  */
-import { readFileSync } from "node:fs"
-import { dirname, join, normalize } from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { type Config, ConfigError, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
 import { Agent, ModelConfig, OfflineModel, Pipeline } from "effect-agent-pipeline"
+import { readFileSync } from "node:fs"
+import { dirname, join, normalize } from "node:path"
+import { fileURLToPath } from "node:url"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../../support/FakeAnthropic.js"
 import * as FakeOpenAi from "../../support/FakeOpenAi.js"
@@ -79,7 +79,9 @@ describe("provider endpoints", () => {
       const missing = yield* configError(ModelConfig.openAiEndpoint, {})
       expect(variablesOf(missing)).toEqual(["OPENAI_API_KEY"])
       expect(String(missing)).toContain("OPENAI_API_KEY is required for https://api.openai.com/v1")
-      expect(variablesOf(yield* configError(ModelConfig.openAiEndpoint, { OPENAI_API_KEY: "  " }))).toEqual(["OPENAI_API_KEY"])
+      expect(variablesOf(yield* configError(ModelConfig.openAiEndpoint, { OPENAI_API_KEY: "  " }))).toEqual([
+        "OPENAI_API_KEY"
+      ])
       const hosted = yield* Effect.orDie(withEnv({ OPENAI_API_KEY: "sk-1" })(ModelConfig.openAiEndpoint))
       expect(hosted.apiUrl).toBe("https://api.openai.com/v1")
       expect(hosted.apiKey && Redacted.value(hosted.apiKey)).toBe("sk-1")
@@ -89,7 +91,9 @@ describe("provider endpoints", () => {
 
   it.effect("OpenAI-compatible servers: OPENAI_BASE_URL without a key; a bad URL names OPENAI_BASE_URL", () =>
     Effect.gen(function*() {
-      const local = yield* Effect.orDie(withEnv({ OPENAI_BASE_URL: "http://localhost:11434/v1/" })(ModelConfig.openAiEndpoint))
+      const local = yield* Effect.orDie(
+        withEnv({ OPENAI_BASE_URL: "http://localhost:11434/v1/" })(ModelConfig.openAiEndpoint)
+      )
       expect(local).toEqual({ apiUrl: "http://localhost:11434/v1", apiKey: undefined })
       for (const url of ["localhost:11434/v1", "ftp://example.com/v1", "not a url"]) {
         const error = yield* configError(ModelConfig.openAiEndpoint, { OPENAI_BASE_URL: url, OPENAI_API_KEY: "k" })
@@ -103,7 +107,9 @@ describe("provider endpoints", () => {
       expect(variablesOf(yield* configError(ModelConfig.anthropicEndpoint, {}))).toEqual(["ANTHROPIC_API_KEY"])
       const hosted = yield* Effect.orDie(withEnv({ ANTHROPIC_API_KEY: "sk-ant" })(ModelConfig.anthropicEndpoint))
       expect(hosted.apiUrl).toBe("https://api.anthropic.com")
-      const proxy = yield* Effect.orDie(withEnv({ ANTHROPIC_BASE_URL: "http://proxy:8080" })(ModelConfig.anthropicEndpoint))
+      const proxy = yield* Effect.orDie(
+        withEnv({ ANTHROPIC_BASE_URL: "http://proxy:8080" })(ModelConfig.anthropicEndpoint)
+      )
       expect(proxy).toEqual({ apiUrl: "http://proxy:8080", apiKey: undefined })
       expect(variablesOf(yield* configError(ModelConfig.anthropicEndpoint, { ANTHROPIC_BASE_URL: "proxy" }))).toEqual([
         "ANTHROPIC_BASE_URL"
@@ -132,8 +138,10 @@ describe("provider endpoints", () => {
 
 const processWith = (env: Readonly<Record<string, string>>, request: string) =>
   withEnv({ AGENT_STORE: "memory", ...env })(
-    Effect.flatMap(Layer.build(Agent.layerConfig({ tools: allTools })), (context) =>
-      Context.get(context, Pipeline.Pipeline).process({ request }))
+    Effect.flatMap(
+      Layer.build(Agent.layerConfig({ tools: allTools })),
+      (context) => Context.get(context, Pipeline.Pipeline).process({ request })
+    )
   )
 
 describe("Agent.layerConfig: the model from AGENT_MODEL", () => {
@@ -157,7 +165,9 @@ describe("Agent.layerConfig: the model from AGENT_MODEL", () => {
         ["/v1/responses", "Bearer sk-configured"],
         ["/v1/responses", "Bearer sk-configured"]
       ])
-      expect(requests.every((r) => typeof r.body === "object" && r.body !== null && "model" in r.body && r.body.model === "gpt-configured"))
+      expect(requests.every((r) =>
+        typeof r.body === "object" && r.body !== null && "model" in r.body && r.body.model === "gpt-configured"
+      ))
         .toBe(true)
     }))
 
@@ -166,7 +176,11 @@ describe("Agent.layerConfig: the model from AGENT_MODEL", () => {
       const server = yield* FakeAnthropic.make
       yield* server.enqueue(FakeAnthropic.plan({ steps: [quoteStep("q1")] }), FakeAnthropic.text("from claude"))
       const result = yield* processWith(
-        { AGENT_MODEL: "anthropic:claude-configured", ANTHROPIC_BASE_URL: server.apiUrl, ANTHROPIC_API_KEY: "sk-ant-cfg" },
+        {
+          AGENT_MODEL: "anthropic:claude-configured",
+          ANTHROPIC_BASE_URL: server.apiUrl,
+          ANTHROPIC_API_KEY: "sk-ant-cfg"
+        },
         "quote ACME"
       )
       expect(result._tag === "Completed" && result.response.response).toBe("from claude")
@@ -187,7 +201,9 @@ describe("Agent.layerConfig: the model from AGENT_MODEL", () => {
       const context = yield* withEnv({ AGENT_STORE: "memory", AGENT_MODEL: "not valid" })(
         Layer.build(Agent.layerConfig({ tools: allTools, model: OfflineModel.layer }))
       )
-      const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "What is the stock quote for ACME?" })
+      const result = yield* Context.get(context, Pipeline.Pipeline).process({
+        request: "What is the stock quote for ACME?"
+      })
       expect(result._tag).toBe("Completed")
     }))
 })

@@ -31,7 +31,10 @@ const agentOn = (server: FakeOpenAi.FakeOpenAi, model = "gpt-test", hooks: Reado
         hooks
       })
     ),
-    (context) => ({ pipeline: Context.get(context, Pipeline.Pipeline), store: Context.get(context, ExecutionStore.ExecutionStore) })
+    (context) => ({
+      pipeline: Context.get(context, Pipeline.Pipeline),
+      store: Context.get(context, ExecutionStore.ExecutionStore)
+    })
   )
 
 /** The text of the prompt's user input items. */
@@ -46,7 +49,10 @@ const expectStrictPlanRequest = (body: unknown, model: string) => {
   expect(strictViolations(at(format, "schema"))).toEqual([])
   expect(at(body, "stream")).toBeUndefined()
 }
-const OpenAi_planSchema = { ...PlanWire.wireJsonSchema, description: "A routing plan: the tool calls (steps) that answer the request" }
+const OpenAi_planSchema = {
+  ...PlanWire.wireJsonSchema,
+  description: "A routing plan: the tool calls (steps) that answer the request"
+}
 
 const tokensOf = (events: ReadonlyArray<AgentResponse.StreamEvent>) =>
   events.flatMap((e) => (e._tag === "Token" ? [e.text] : []))
@@ -131,10 +137,11 @@ describe("OpenAI Responses API over HTTP (effect-agent-pipeline/openai)", () => 
       )
       const { pipeline } = yield* agentOn(server)
       const result = yield* pipeline.process({ request: "quote ACME, then the weather in Paris", requestId: "oa-3" })
-      expect(result._tag === "Completed" && result.response.phases.map((p) => p.plan.steps.map((s) => s.step_id))).toEqual([
-        ["q1"],
-        ["w1"]
-      ])
+      expect(result._tag === "Completed" && result.response.phases.map((p) => p.plan.steps.map((s) => s.step_id)))
+        .toEqual([
+          ["q1"],
+          ["w1"]
+        ])
       const requests = yield* server.requests
       expect(requests).toHaveLength(3)
       expectStrictPlanRequest(requests[1]!.body, "gpt-test")
@@ -147,7 +154,9 @@ describe("OpenAI Responses API over HTTP (effect-agent-pipeline/openai)", () => 
       yield* server.enqueue(FakeOpenAi.json(plan([quoteStep("q1")])), FakeOpenAi.text("ok"))
       const { pipeline } = yield* agentOn(server)
       const result = yield* pipeline.process({ request: "quote ACME", requestId: "oa-4" })
-      expect(result._tag === "Completed" && result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({ symbol: "ACME" })
+      expect(result._tag === "Completed" && result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({
+        symbol: "ACME"
+      })
     }))
 
   it.scoped("an after_inference hook that rewrites the planning response: the plan is decoded from the rewritten wire text", () =>
@@ -161,8 +170,12 @@ describe("OpenAI Responses API over HTTP (effect-agent-pipeline/openai)", () => 
       })
       const { pipeline } = yield* agentOn(server, "gpt-test", [reroute])
       const result = yield* pipeline.process({ request: "weather in Lisbon", requestId: "oa-5" })
-      expect(result._tag === "Completed" && result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({ city: "Porto" })
-      expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]?.output).toMatchObject({ city: "Porto" })
+      expect(result._tag === "Completed" && result.response.phases[0]?.plan.steps[0]?.parameters).toEqual({
+        city: "Porto"
+      })
+      expect(result._tag === "Completed" && result.response.phases[0]?.steps[0]?.output).toMatchObject({
+        city: "Porto"
+      })
     }))
 
   it.scoped("no API key: no authorization header (a local server that needs none)", () =>

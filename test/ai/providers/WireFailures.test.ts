@@ -39,8 +39,19 @@ import * as WireServer from "../../support/WireServer.js"
 const FAST: Pipeline.PipelineOptions = { modelRetryDelay: "5 millis", modelTimeout: "2 seconds" }
 
 const Stuck = Tool.make("stuck", { description: "never answers", parameters: {}, success: Schema.String })
-const stuck = ToolRegistry.entry({ namespace: "test-tools", agent: "stuck-service", tool: Stuck, handler: () => Effect.never })
-const stuckStep = { step_id: "s1", namespace: "test-tools", agent: "stuck-service", capability: "stuck", parameters: {} }
+const stuck = ToolRegistry.entry({
+  namespace: "test-tools",
+  agent: "stuck-service",
+  tool: Stuck,
+  handler: () => Effect.never
+})
+const stuckStep = {
+  step_id: "s1",
+  namespace: "test-tools",
+  agent: "stuck-service",
+  capability: "stuck",
+  parameters: {}
+}
 
 const agentWith = (model: Layer.Layer<LanguageModel.LanguageModel>, options: Pipeline.PipelineOptions = {}) =>
   Effect.map(
@@ -59,14 +70,19 @@ const openAi = (server: FakeOpenAi.FakeOpenAi, options?: Pipeline.PipelineOption
   agentWith(OpenAi.layer({ model: "gpt-test", apiUrl: server.apiUrl, apiKey: Redacted.make("sk-test") }), options)
 
 const anthropic = (server: FakeAnthropic.FakeAnthropic, options?: Pipeline.PipelineOptions) =>
-  agentWith(Anthropic.layer({ model: "claude-test", apiUrl: server.url, apiKey: Redacted.make("sk-ant-test") }), options)
+  agentWith(
+    Anthropic.layer({ model: "claude-test", apiUrl: server.url, apiKey: Redacted.make("sk-ant-test") }),
+    options
+  )
 
 const callsOf = (record: ExecutionRecord.ExecutionRecord) =>
   (record.modelCalls ?? []).map((c) => [c.purpose, c.reask, c.attempt, c.outcome] as const)
 
 const failureOf = <A>(exit: Exit.Exit<A, PipelineError.PipelineError>) => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  const failure = Exit.causeOption(exit).pipe(Option.flatMap((cause) => (cause._tag === "Fail" ? Option.some(cause.error) : Option.none())))
+  const failure = Exit.causeOption(exit).pipe(
+    Option.flatMap((cause) => (cause._tag === "Fail" ? Option.some(cause.error) : Option.none()))
+  )
   return Option.getOrThrowWith(failure, () => new Error("expected a typed failure"))
 }
 
@@ -82,7 +98,11 @@ describe("model policy over HTTP: plans that are not plans", () => {
       yield* server.enqueue(FakeOpenAi.text("{\"steps\": [ oops"), FakeOpenAi.json({ steps: "three of them" }))
       const agent = yield* openAi(server)
       const error = failureOf(yield* Effect.exit(agent.pipeline.process({ request: "quote ACME", requestId: "w-bad" })))
-      expect(error).toMatchObject({ _tag: "PlanningError", reason: "invalid_plan", output: "{\"steps\":\"three of them\"}" })
+      expect(error).toMatchObject({
+        _tag: "PlanningError",
+        reason: "invalid_plan",
+        output: "{\"steps\":\"three of them\"}"
+      })
       // The re-ask went over the wire with the rejected output and the decode error.
       const received = yield* server.requests
       expect(received.length).toBe(2)
@@ -155,7 +175,12 @@ describe("model policy over HTTP: transient failures", () => {
   it.scopedLive("OpenAI: a 200 with a body that is not a response is a provider fault: retried, not re-asked", () =>
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make
-      yield* server.enqueue(FakeOpenAi.brokenBody, WireServer.notJson(), FakeOpenAi.plan(plan([])), FakeOpenAi.text("ok"))
+      yield* server.enqueue(
+        FakeOpenAi.brokenBody,
+        WireServer.notJson(),
+        FakeOpenAi.plan(plan([])),
+        FakeOpenAi.text("ok")
+      )
       const agent = yield* openAi(server)
       expect(completed(yield* agent.pipeline.process({ request: "q", requestId: "w-broken" })).response).toBe("ok")
       expect(callsOf(yield* agent.record("w-broken"))).toEqual([
@@ -201,10 +226,13 @@ describe("model policy over HTTP: time", () => {
       const server = yield* FakeOpenAi.make
       yield* server.enqueue(
         FakeOpenAi.plan(plan([])),
-        WireServer.cut(FakeOpenAi.text("The answer is forty two.", { deltas: ["The ", "answer ", "is ", "forty ", "two."] }), {
-          afterEvents: 6,
-          midEvent: true
-        })
+        WireServer.cut(
+          FakeOpenAi.text("The answer is forty two.", { deltas: ["The ", "answer ", "is ", "forty ", "two."] }),
+          {
+            afterEvents: 6,
+            midEvent: true
+          }
+        )
       )
       const agent = yield* openAi(server)
       const tokens: Array<string> = []
@@ -234,7 +262,10 @@ describe("model policy over HTTP: time", () => {
       const agent = yield* openAi(server, { toolTimeout: "200 millis" })
       const response = completed(yield* agent.pipeline.process({ request: "q", requestId: "w-tool" }))
       expect(response.response).toBe("Partial: ACME only.")
-      expect(response.phases[0]!.steps.map((s) => [s.step_id, s.status])).toEqual([["s1", "failed"], ["q1", "succeeded"]])
+      expect(response.phases[0]!.steps.map((s) => [s.step_id, s.status])).toEqual([["s1", "failed"], [
+        "q1",
+        "succeeded"
+      ]])
       expect(response.phases[0]!.steps[0]!.error).toContain("timed_out")
       // The synthesis prompt told the model the step failed.
       expect(JSON.stringify((yield* server.requests)[1]!.body)).toContain("timed_out")

@@ -13,17 +13,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Either, Layer, Metric, Option } from "effect"
 import { Agent, Hook, Pipeline } from "effect-agent-pipeline"
+import * as Telemetry from "effect-agent-pipeline/otel"
+import * as TelemetryExample from "../../../examples/readme/telemetry.js"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as Flaky from "../../support/FlakyModel.js"
-import * as Telemetry from "effect-agent-pipeline/otel"
 import { makeHarness, plan, quoteStep } from "../../support/Harness.js"
-import * as TelemetryExample from "../../../examples/readme/telemetry.js"
 import * as OtlpReceiver from "../../support/OtlpReceiver.js"
 import type { ReceivedPoint, ReceivedSpan } from "../../support/OtlpReceiver.js"
 
 /** `Telemetry.layerConfig` reading `env` (and nothing else) as its configuration. */
 const exportFrom = (env: Readonly<Record<string, string>>) =>
-  Telemetry.layerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  Telemetry.layerConfig.pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  )
 
 /** Runs `body` with the export Layer, then closes it (its exporters flush). */
 const exporting = <A, E>(env: Readonly<Record<string, string>>, body: Effect.Effect<A, E>) =>
@@ -53,7 +55,10 @@ const onePoint = (points: ReadonlyArray<ReceivedPoint>, metric: string, tags: Re
 
 /** The hooks of a test, named `<prefix>-…` (hook-run series are per name: each test has its own). */
 const hooksNamed = (prefix: string) => [
-  Hook.make({ name: `${prefix}-context`, beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "desk notes" } }) }),
+  Hook.make({
+    name: `${prefix}-context`,
+    beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "desk notes" } })
+  }),
   Hook.make({
     name: `${prefix}-policy`,
     beforePlanning: (ctx) =>
@@ -75,7 +80,10 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       yield* exporting(
         { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: "otlp-test-agent" },
         Effect.gen(function*() {
-          const h = yield* makeHarness({ hooks: hooksNamed("otlp"), script: { plans: [plan([quoteStep("s1")])], synthesis: "ACME is at 42." } })
+          const h = yield* makeHarness({
+            hooks: hooksNamed("otlp"),
+            script: { plans: [plan([quoteStep("s1")])], synthesis: "ACME is at 42." }
+          })
           const answered = yield* h.pipeline.process({ request: "quote ACME", requestId: "otlp-1" })
           expect(answered._tag).toBe("Completed")
           const refused = yield* h.pipeline.process({ request: "insider news", requestId: "otlp-2" })
@@ -84,7 +92,9 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       )
       // Closing the Layer flushed the exporters: everything is here now.
       expect(receiver.rejected()).toEqual([])
-      expect(receiver.requests().every((r) => r.method === "POST" && (r.url === "/v1/traces" || r.url === "/v1/metrics")))
+      expect(
+        receiver.requests().every((r) => r.method === "POST" && (r.url === "/v1/traces" || r.url === "/v1/metrics"))
+      )
         .toBe(true)
       const spans = receiver.spans()
       expect(spans.length).toBeGreaterThan(0)
@@ -94,7 +104,9 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       expect(requests.map((s) => s.attributes["pipeline.request.id"]).sort()).toEqual(["otlp-1", "otlp-2"])
       expect(new Set(requests.map((s) => s.traceId)).size).toBe(2)
       const byId = new Map(spans.map((s) => [s.spanId, s]))
-      const parentOf = (span: ReceivedSpan) => (span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId))
+      const parentOf = (
+        span: ReceivedSpan
+      ) => (span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId))
       const ancestors = (span: ReceivedSpan): ReadonlyArray<string> => {
         const parent = parentOf(span)
         return parent === undefined ? [] : [parent.name, ...ancestors(parent)]
@@ -182,14 +194,21 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       expect(new Set(points.map((p) => p.serviceName))).toEqual(new Set(["otlp-metrics-agent"]))
 
       // Requests: both succeeded (the registry is process-wide: at least these two).
-      const requests = onePoint(points, "pipeline.request.duration", { "pipeline.mode": "pipeline", "pipeline.request.outcome": "succeeded" })
+      const requests = onePoint(points, "pipeline.request.duration", {
+        "pipeline.mode": "pipeline",
+        "pipeline.request.outcome": "succeeded"
+      })
       expect(requests.kind).toBe("histogram")
       expect(requests.unit).toBe("ms")
       expect(requests.value).toBeGreaterThanOrEqual(2)
 
       // Hook runs by hook, point, operation and outcome (these names are this test's own: exact counts).
       const hookRuns = (name: string, stage: string, outcome: string) =>
-        onePoint(points, "pipeline.hook.duration", { "pipeline.hook.name": name, "pipeline.hook.stage": stage, "pipeline.hook.outcome": outcome })
+        onePoint(points, "pipeline.hook.duration", {
+          "pipeline.hook.name": name,
+          "pipeline.hook.stage": stage,
+          "pipeline.hook.outcome": outcome
+        })
       expect(hookRuns("otlp-m-context", "before_planning", "succeeded").value).toBe(2)
       expect(hookRuns("otlp-m-policy", "before_planning", "succeeded").value).toBe(2)
       expect(hookRuns("otlp-m-gov", "after_planning", "succeeded").value).toBe(1)
@@ -198,7 +217,12 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       expect(observed.attributes["pipeline.operation"]).toBe("tool_call")
       expect(observed.value).toBe(1)
       expect(observed.unit).toBe("ms")
-      expect(pointsOf(points, "pipeline.hook.duration", { "pipeline.hook.name": "otlp-m-flaky", "pipeline.hook.outcome": "succeeded" }))
+      expect(
+        pointsOf(points, "pipeline.hook.duration", {
+          "pipeline.hook.name": "otlp-m-flaky",
+          "pipeline.hook.outcome": "succeeded"
+        })
+      )
         .toEqual([])
 
       // Tool calls by tool and outcome.
@@ -231,7 +255,10 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
         { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
         Effect.gen(function*() {
           const context = yield* Layer.build(Agent.layer({ model: model.layer, tools: allTools }))
-          const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME", requestId: "otlp-genai" })
+          const result = yield* Context.get(context, Pipeline.Pipeline).process({
+            request: "quote ACME",
+            requestId: "otlp-genai"
+          })
           expect(result._tag).toBe("Completed")
         }).pipe(Effect.scoped)
       )
@@ -263,7 +290,10 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
     Effect.gen(function*() {
       const receiver = yield* OtlpReceiver.make
       yield* exporting(
-        { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=secret%20one, x-tenant=desk" },
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=secret%20one, x-tenant=desk"
+        },
         Effect.gen(function*() {
           const h = yield* makeHarness({ script: { plans: [plan([])], synthesis: "hi" } })
           yield* h.pipeline.process({ request: "hello" })
@@ -289,7 +319,9 @@ describe("Telemetry: the README example", () => {
       )
       expect(result._tag).toBe("Completed")
       const spans = receiver.spans()
-      expect(spans.filter((s) => s.name === "pipeline.request").map((s) => s.attributes["pipeline.mode"])).toEqual(["pipeline"])
+      expect(spans.filter((s) => s.name === "pipeline.request").map((s) => s.attributes["pipeline.mode"])).toEqual([
+        "pipeline"
+      ])
       expect(spans.map((s) => s.name)).toContain("pipeline.step")
       expect(new Set(spans.map((s) => s.traceId)).size).toBe(1)
     }).pipe(Effect.scoped))
@@ -324,23 +356,31 @@ describe("Telemetry: off unless configured", () => {
   it.effect("settings: unset, empty or disabled → None; a malformed endpoint or headers → ConfigError", () =>
     Effect.gen(function*() {
       const read = (env: Readonly<Record<string, string>>) =>
-        Effect.either(Effect.withConfigProvider(Telemetry.settings, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+        Effect.either(
+          Effect.withConfigProvider(Telemetry.settings, ConfigProvider.fromMap(new Map(Object.entries(env))))
+        )
       expect(yield* read({})).toEqual(Either.right(Option.none()))
       expect(yield* read({ OTEL_EXPORTER_OTLP_ENDPOINT: "  " })).toEqual(Either.right(Option.none()))
       expect(yield* read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_SDK_DISABLED: "true" }))
         .toEqual(Either.right(Option.none()))
       const on = yield* read({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" })
-      expect(Either.isRight(on) && Option.isSome(on.right) ? on.right.value.serviceName : undefined).toBe("effect-agent-pipeline")
-      for (const env of [
-        { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" },
-        { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" },
-        { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_HEADERS: "novalue" }
-      ]) {
+      expect(Either.isRight(on) && Option.isSome(on.right) ? on.right.value.serviceName : undefined).toBe(
+        "effect-agent-pipeline"
+      )
+      for (
+        const env of [
+          { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" },
+          { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" },
+          { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_HEADERS: "novalue" }
+        ]
+      ) {
         const result = yield* read(env)
         expect(Either.isLeft(result), JSON.stringify(env)).toBe(true)
       }
       // The Layer fails the same way.
-      const built = yield* Effect.either(Effect.scoped(Layer.build(exportFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://x" }))))
+      const built = yield* Effect.either(
+        Effect.scoped(Layer.build(exportFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://x" })))
+      )
       expect(Either.isLeft(built)).toBe(true)
     }))
 })

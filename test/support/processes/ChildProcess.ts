@@ -78,8 +78,12 @@ export const start = (script: string, args: ReadonlyArray<string> = [], options:
         if (found!.event === "crash") throw new Error(`process crashed: ${String(found!.error)}\n${stderr}`)
         return found!
       }
-      if (exitCode !== undefined) throw new Error(`process exited (${exitCode}) before "${String(name)}"; stderr:\n${stderr}`)
-      if (Date.now() > deadline) throw new Error(`no "${String(name)}" event within ${timeoutMs} ms; stderr:\n${stderr}`)
+      if (exitCode !== undefined) {
+        throw new Error(`process exited (${exitCode}) before "${String(name)}"; stderr:\n${stderr}`)
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`no "${String(name)}" event within ${timeoutMs} ms; stderr:\n${stderr}`)
+      }
       await Promise.race([
         new Promise<void>((resolve) => waiters.push(resolve)),
         new Promise<void>((resolve) => setTimeout(resolve, 100))

@@ -20,7 +20,6 @@
  */
 import { Tool } from "@effect/ai"
 import { Deferred, Effect, Layer, Redacted, Schema } from "effect"
-import * as fs from "node:fs"
 import {
   Agent,
   Approval,
@@ -35,6 +34,7 @@ import {
 } from "effect-agent-pipeline"
 import * as Postgres from "effect-agent-pipeline/postgres"
 import * as Sqlite from "effect-agent-pipeline/sqlite"
+import * as fs from "node:fs"
 
 export interface Command {
   readonly action: "suspend" | "resume" | "hang" | "write-revisions"
@@ -58,7 +58,11 @@ export interface Command {
 const command: Command = JSON.parse(process.argv[2] ?? "{}")
 const emit = (event: Record<string, unknown>) => Effect.sync(() => process.stdout.write(`${JSON.stringify(event)}\n`))
 
-const Work = Tool.make("work", { description: "Does the work.", parameters: { q: Schema.String }, success: Schema.String })
+const Work = Tool.make("work", {
+  description: "Does the work.",
+  parameters: { q: Schema.String },
+  success: Schema.String
+})
 const work = ToolRegistry.entry({
   namespace: "proc",
   agent: "worker",
@@ -69,7 +73,7 @@ const work = ToolRegistry.entry({
       if (command.action === "hang") return yield* Effect.never
       yield* Effect.sleep(command.toolMillis ?? 0)
       const hold = command.holdFile
-      if (hold !== undefined) while (!fs.existsSync(hold)) yield* Effect.sleep("20 millis")
+      if (hold !== undefined) { while (!fs.existsSync(hold)) yield* Effect.sleep("20 millis") }
       return `worked on ${q}`
     })
 })
@@ -107,10 +111,12 @@ const audit = Hook.make({
     }).pipe(Effect.orDie)
 })
 
-const stores: Layer.Layer<ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError> =
-  "sqlite" in command.store
-    ? Sqlite.layer({ filename: command.store.sqlite })
-    : Postgres.layer({ url: command.store.postgres, tablePrefix: command.store.tablePrefix })
+const stores: Layer.Layer<
+  ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore,
+  ExecutionStore.ExecutionStoreError
+> = "sqlite" in command.store
+  ? Sqlite.layer({ filename: command.store.sqlite })
+  : Postgres.layer({ url: command.store.postgres, tablePrefix: command.store.tablePrefix })
 
 const agent = Agent.layer({
   model: ScriptedModel.layer({ plans: [plan], synthesis: "done" }),

@@ -12,5 +12,7 @@ import type { ExecutionStoreError } from "../../ExecutionStore.js"
 export const activityClient = <A extends SqlClient>(
   client: Layer.Layer<A, ExecutionStoreError>
 ): Layer.Layer<A, ActivityStoreError> =>
-  Layer.catchAll(client, (error) =>
-    Layer.fail(new ActivityStoreError({ operation: error.operation, detail: error.detail, cause: error })))
+  Layer.catchAll(
+    client,
+    (error) => Layer.fail(new ActivityStoreError({ operation: error.operation, detail: error.detail, cause: error }))
+  )
