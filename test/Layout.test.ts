@@ -15,7 +15,8 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   domain: ["domain"],
   runtime: ["domain", "runtime"],
   stores: ["domain", "stores"],
-  ai: ["domain", "runtime", "ai"],
+  // The memory operation (ai/Memory.ts) runs over the MemoryStore service.
+  ai: ["domain", "runtime", "stores", "ai"],
   pipeline: ["domain", "runtime", "stores", "ai", "pipeline"],
   hooks: ["domain", "runtime", "stores", "pipeline", "hooks"]
 }
@@ -26,11 +27,17 @@ const modules = (dir: string): ReadonlyArray<string> =>
     return statSync(path).isDirectory() ? modules(path) : name.endsWith(".ts") ? [path] : []
   })
 
-/** Relative imports (and re-exports) of a module, as repository-relative `.ts` paths. */
+/**
+ * Relative imports of a module — static imports, re-exports and dynamic
+ * `import("…")` alike (a provider or store backend loaded on demand still
+ * makes an edge) — as repository-relative `.ts` paths.
+ */
 const importsOf = (file: string): ReadonlyArray<string> =>
-  [...readFileSync(file, "utf8").matchAll(/(?:import|export)\s[^"]*?from\s+"(\.{1,2}\/[^"]+)\.js"/g)].map((m) =>
-    relative(src, normalize(join(dirname(file), `${m[1]!}.ts`)))
-  )
+  [
+    ...readFileSync(file, "utf8").matchAll(
+      /(?:(?:import|export)\s[^"]*?from\s+|import\(\s*)"(\.{1,2}\/[^"]+)\.js"/g
+    )
+  ].map((m) => relative(src, normalize(join(dirname(file), `${m[1]!}.ts`))))
 
 const all = modules(src).map((file) => relative(src, file))
 const graph = new Map(all.map((module) => [module, importsOf(join(src, module))]))

@@ -23,14 +23,10 @@
  * @since 0.1.0
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
-import { Config, ConfigError, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Effect, Either, Layer } from "effect"
 import * as Embeddings from "./Embeddings.js"
 import * as OfflineModel from "./OfflineModel.js"
-
-/** @since 0.1.0 */
-export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-/** @since 0.1.0 */
-export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+import * as ProviderEndpoint from "./ProviderEndpoint.js"
 
 /**
  * The chosen language model.
@@ -49,16 +45,6 @@ export type ModelChoice =
 export type EmbeddingsChoice =
   | { readonly provider: "offline" }
   | { readonly provider: "openai"; readonly model: string }
-
-/**
- * A provider's server and key.
- *
- * @since 0.1.0
- */
-export interface Endpoint {
-  readonly apiUrl: string
-  readonly apiKey: Redacted.Redacted | undefined
-}
 
 const choice = <P extends string>(variable: string, providers: ReadonlyArray<P>) =>
 (
@@ -95,70 +81,6 @@ export const model: Config.Config<ModelChoice> = Config.string("AGENT_MODEL").pi
 export const embeddings: Config.Config<EmbeddingsChoice> = Config.string("AGENT_EMBEDDINGS").pipe(
   Config.withDefault("offline"),
   Config.mapOrFail(choice("AGENT_EMBEDDINGS", ["openai"] as const))
-)
-
-const baseUrl = (variable: string, fallback: string): Config.Config<string> =>
-  Config.string(variable).pipe(
-    Config.withDefault(fallback),
-    Config.mapOrFail((value) => {
-      let url: URL
-      try {
-        url = new URL(value)
-      } catch {
-        // Never echoed (its scheme neither): a mistyped value may hold a credential.
-        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL`))
-      }
-      if (url.protocol !== "http:" && url.protocol !== "https:") {
-        return Either.left(ConfigError.InvalidData([variable], `${variable} must be an http(s) URL`))
-      }
-      // Credentials in the URL would be printed wherever the URL is (errors,
-      // spans), and the HTTP client refuses them anyway: keys go in *_API_KEY.
-      if (url.username !== "" || url.password !== "") {
-        return Either.left(ConfigError.InvalidData(
-          [variable],
-          `${variable} must not carry credentials (user:password@); put the key in the API key variable`
-        ))
-      }
-      // The clients append `/responses`, `/v1/messages`: no double slash.
-      return Either.right(value.replace(/\/+$/, ""))
-    })
-  )
-
-const endpoint = (urlVariable: string, keyVariable: string, fallback: string): Config.Config<Endpoint> =>
-  Config.all({
-    apiUrl: baseUrl(urlVariable, fallback),
-    apiKey: Config.option(Config.redacted(keyVariable))
-  }).pipe(
-    Config.mapOrFail(({ apiKey, apiUrl }) => {
-      const key = Option.filter(apiKey, (k) => Redacted.value(k).trim().length > 0)
-      // The hosted API always wants a key; a local server usually does not.
-      if (Option.isNone(key) && apiUrl === fallback) {
-        return Either.left(ConfigError.MissingData([keyVariable], `${keyVariable} is required for ${fallback}`))
-      }
-      return Either.right({ apiUrl, apiKey: Option.getOrUndefined(key) })
-    })
-  )
-
-/**
- * The OpenAI-compatible server: `OPENAI_BASE_URL`, `OPENAI_API_KEY`.
- *
- * @since 0.1.0
- */
-export const openAiEndpoint: Config.Config<Endpoint> = endpoint(
-  "OPENAI_BASE_URL",
-  "OPENAI_API_KEY",
-  OPENAI_DEFAULT_BASE_URL
-)
-
-/**
- * The Anthropic server: `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`.
- *
- * @since 0.1.0
- */
-export const anthropicEndpoint: Config.Config<Endpoint> = endpoint(
-  "ANTHROPIC_BASE_URL",
-  "ANTHROPIC_API_KEY",
-  ANTHROPIC_DEFAULT_BASE_URL
 )
 
 const loadFailed = (variable: string, packages: string) => (error: unknown) =>
@@ -198,13 +120,13 @@ export const languageModelLayer = (
       return Effect.succeed(OfflineModel.layer)
     case "openai":
       return Effect.zipWith(
-        openAiEndpoint,
+        ProviderEndpoint.openAi,
         loadOpenAi("AGENT_MODEL"),
         (endpoint, OpenAi) => OpenAi.layer({ model: choice.model, ...endpoint })
       )
     case "anthropic":
       return Effect.zipWith(
-        anthropicEndpoint,
+        ProviderEndpoint.anthropic,
         loadAnthropic("AGENT_MODEL"),
         (endpoint, Anthropic) => Anthropic.layer({ model: choice.model, ...endpoint })
       )
@@ -224,7 +146,7 @@ export const embeddingModelLayer = (
       return Effect.succeed(Embeddings.layerOffline())
     case "openai":
       return Effect.zipWith(
-        openAiEndpoint,
+        ProviderEndpoint.openAi,
         loadOpenAi("AGENT_EMBEDDINGS"),
         (endpoint, OpenAi) => OpenAi.layerEmbeddings({ model: choice.model, ...endpoint })
       )

@@ -21,6 +21,7 @@ import type { AgentConfigError } from "../domain/PipelineError.js"
 import * as CheckpointKey from "../stores/CheckpointKey.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
+import * as StoreConfig from "../stores/StoreConfig.js"
 import { ApprovalPolicy } from "./Approval.js"
 import { ConversationHistoryPreparer } from "./ConversationHistory.js"
 import type * as Hook from "./Hook.js"
@@ -29,7 +30,6 @@ import * as PipelineHooks from "./PipelineHooks.js"
 import * as Options from "./PipelineOptions.js"
 import { PromptBuilder } from "./PromptBuilder.js"
 import { Gate } from "./ShortCircuit.js"
-import * as StoreConfig from "./StoreConfig.js"
 
 /**
  * The parts of an agent. Only `model` and `tools` are required; every other

@@ -43,10 +43,10 @@ import {
   type ExecutionRecord,
   ExecutionStore,
   Hook,
-  ModelConfig,
   OfflineModel,
   Pipeline,
-  type PipelineError
+  type PipelineError,
+  ProviderEndpoint
 } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import * as OpenAi from "effect-agent-pipeline/openai"
@@ -456,8 +456,8 @@ describe("leaked keys: configuration", () => {
 
   it.effect("leaked keys: OPENAI_API_KEY and ANTHROPIC_API_KEY are read as Redacted; the endpoints never print them", () =>
     Effect.gen(function*() {
-      const openai = yield* Effect.orDie(ModelConfig.openAiEndpoint.pipe(env({ OPENAI_API_KEY: CANARY })))
-      const anthropic = yield* Effect.orDie(ModelConfig.anthropicEndpoint.pipe(env({ ANTHROPIC_API_KEY: CANARY })))
+      const openai = yield* Effect.orDie(ProviderEndpoint.openAi.pipe(env({ OPENAI_API_KEY: CANARY })))
+      const anthropic = yield* Effect.orDie(ProviderEndpoint.anthropic.pipe(env({ ANTHROPIC_API_KEY: CANARY })))
       for (const endpoint of [openai, anthropic]) {
         expect(Redacted.isRedacted(endpoint.apiKey)).toBe(true)
         expect(endpoint.apiKey && Redacted.value(endpoint.apiKey)).toBe(CANARY)
@@ -476,7 +476,7 @@ describe("leaked keys: configuration", () => {
         ]
       ) {
         const error = yield* Effect.flip(
-          ModelConfig.openAiEndpoint.pipe(env({ OPENAI_BASE_URL: url, OPENAI_API_KEY: "sk-x" }))
+          ProviderEndpoint.openAi.pipe(env({ OPENAI_BASE_URL: url, OPENAI_API_KEY: "sk-x" }))
         )
         expect(String(error)).toContain("OPENAI_BASE_URL")
         expect(leaksIn({ String: String(error), JSON: JSON.stringify(error), inspect: inspect(error) })).toEqual([])

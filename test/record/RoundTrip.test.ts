@@ -17,6 +17,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck, Schema, Struct } from "effect"
 import {
+  AgentResponse,
+  Completed,
+  PipelineResult,
+  Rejected,
+  StreamEvent,
+  Suspended,
+  Token
+} from "../../src/domain/AgentResponse.js"
+import {
   encodeDirect,
   ExecutionRecord,
   HookDecision,
@@ -34,15 +43,6 @@ import { ModelCall } from "../../src/domain/ModelCall.js"
 import * as PipelineErrors from "../../src/domain/PipelineError.js"
 import { PipelineRequest } from "../../src/domain/PipelineRequest.js"
 import { RoutingPlan, RoutingStep } from "../../src/domain/RoutingPlan.js"
-import {
-  AgentResponse,
-  Completed,
-  PipelineResult,
-  Rejected,
-  StreamEvent,
-  Suspended,
-  Token
-} from "../../src/pipeline/AgentResponse.js"
 import { Checkpoint } from "../../src/pipeline/Approval.js"
 import * as CheckpointKey from "../../src/stores/CheckpointKey.js"
 import { ExecutionStoreError } from "../../src/stores/ExecutionStore.js"

@@ -31,7 +31,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
 import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
 import { type Secrets, secretsOf } from "../internal/secrets.js"
-import * as ModelConfig from "../ModelConfig.js"
+import * as ProviderEndpoint from "../ProviderEndpoint.js"
 
 /**
  * A language model on Anthropic's API (or a server speaking it).
@@ -91,7 +91,7 @@ export const layerClient = (
   ).pipe(
     Layer.provide(AnthropicClient.layer({
       apiKey: options.apiKey,
-      apiUrl: options.apiUrl ?? ModelConfig.ANTHROPIC_DEFAULT_BASE_URL,
+      apiUrl: options.apiUrl ?? ProviderEndpoint.anthropicDefaultUrl,
       anthropicVersion: options.anthropicVersion,
       transformClient: (client) => boundErrorBodies(transform === undefined ? client : transform(client))
     })),
@@ -139,4 +139,4 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * @since 0.1.0
  */
 export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(ModelConfig.anthropicEndpoint, (endpoint) => layer({ model, ...endpoint })))
+  Layer.unwrapEffect(Effect.map(ProviderEndpoint.anthropic, (endpoint) => layer({ model, ...endpoint })))

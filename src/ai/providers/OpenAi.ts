@@ -32,7 +32,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
 import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
 import { type Secrets, secretsOf } from "../internal/secrets.js"
-import * as ModelConfig from "../ModelConfig.js"
+import * as ProviderEndpoint from "../ProviderEndpoint.js"
 
 /**
  * Where the server is and how to authenticate.
@@ -109,7 +109,7 @@ export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.Op
   ).pipe(
     Layer.provide(OpenAiClient.layer({
       apiKey: options.apiKey,
-      apiUrl: options.apiUrl ?? ModelConfig.OPENAI_DEFAULT_BASE_URL,
+      apiUrl: options.apiUrl ?? ProviderEndpoint.openAiDefaultUrl,
       transformClient: (client) => boundErrorBodies(transform === undefined ? client : transform(client))
     })),
     Layer.provide(NodeHttpClient.layerUndici)
@@ -159,7 +159,7 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * @since 0.1.0
  */
 export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(ModelConfig.openAiEndpoint, (endpoint) => layer({ model, ...endpoint })))
+  Layer.unwrapEffect(Effect.map(ProviderEndpoint.openAi, (endpoint) => layer({ model, ...endpoint })))
 
 /**
  * An `@effect/ai` `EmbeddingModel` on an OpenAI-compatible server: inputs
@@ -194,4 +194,4 @@ export const layerEmbeddings = (options: EmbeddingOptions): Layer.Layer<Embeddin
 export const layerEmbeddingsConfig = (
   model: string
 ): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(ModelConfig.openAiEndpoint, (endpoint) => layerEmbeddings({ model, ...endpoint })))
+  Layer.unwrapEffect(Effect.map(ProviderEndpoint.openAi, (endpoint) => layerEmbeddings({ model, ...endpoint })))

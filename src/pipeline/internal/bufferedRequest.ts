@@ -7,12 +7,12 @@
 import { Effect } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
+import { Completed, Suspended } from "../../domain/AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import type { Operations } from "../../runtime/Operations.js"
-import { Completed, Suspended } from "../AgentResponse.js"
 import { type Begin, owned, type RequestState, TRUSTED } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
 

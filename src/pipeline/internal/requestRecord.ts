@@ -8,6 +8,7 @@
  */
 import { Cause, Effect, Either, Exit, Option, Scope } from "effect"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
+import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
 import { measure } from "../../domain/internal/recordSize.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
@@ -25,7 +26,6 @@ import type { Operations } from "../../runtime/Operations.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 import * as RequestRecorder from "../../runtime/RequestRecorder.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
-import { type PipelineResult, Rejected } from "../AgentResponse.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
 

@@ -36,6 +36,7 @@
  * decision, when it arrives.
  */
 import { Cause, type Duration, Effect, Either, Exit, Option, Scope } from "effect"
+import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { RequestId } from "../../domain/PipelineContext.js"
@@ -48,7 +49,6 @@ import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
-import { type PipelineResult, Rejected } from "../AgentResponse.js"
 import type { ApprovalDecision, ResumeOptions } from "../Approval.js"
 import { owned, recordWriter, type RequestState, TRUSTED } from "./requestRecord.js"
 import { echoedDigest, invalidArguments, makeResumeChecks } from "./resumeChecks.js"

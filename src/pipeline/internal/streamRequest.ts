@@ -10,11 +10,11 @@
 import { Effect, Exit, FiberId, Option, Stream } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
+import { Completed, type StreamEvent, Suspended, Token } from "../../domain/AgentResponse.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { chunkUtf8 } from "../../domain/Utf8Chunks.js"
 import type { Operations } from "../../runtime/Operations.js"
-import { Completed, type StreamEvent, Suspended, Token } from "../AgentResponse.js"
 import { type Begin, finalize, TRUSTED } from "./requestRecord.js"
 import type { PreSynthesis, RequestStages } from "./requestStages.js"
 

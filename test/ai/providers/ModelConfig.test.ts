@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { type Config, ConfigError, ConfigProvider, Context, Effect, Exit, Layer, Redacted } from "effect"
-import { Agent, ModelConfig, OfflineModel, Pipeline } from "effect-agent-pipeline"
+import { Agent, ModelConfig, OfflineModel, Pipeline, ProviderEndpoint } from "effect-agent-pipeline"
 import { readFileSync } from "node:fs"
 import { dirname, join, normalize } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -76,13 +76,13 @@ describe("AGENT_EMBEDDINGS", () => {
 describe("provider endpoints", () => {
   it.effect("OpenAI: api.openai.com by default, where OPENAI_API_KEY is required", () =>
     Effect.gen(function*() {
-      const missing = yield* configError(ModelConfig.openAiEndpoint, {})
+      const missing = yield* configError(ProviderEndpoint.openAi, {})
       expect(variablesOf(missing)).toEqual(["OPENAI_API_KEY"])
       expect(String(missing)).toContain("OPENAI_API_KEY is required for https://api.openai.com/v1")
-      expect(variablesOf(yield* configError(ModelConfig.openAiEndpoint, { OPENAI_API_KEY: "  " }))).toEqual([
+      expect(variablesOf(yield* configError(ProviderEndpoint.openAi, { OPENAI_API_KEY: "  " }))).toEqual([
         "OPENAI_API_KEY"
       ])
-      const hosted = yield* Effect.orDie(withEnv({ OPENAI_API_KEY: "sk-1" })(ModelConfig.openAiEndpoint))
+      const hosted = yield* Effect.orDie(withEnv({ OPENAI_API_KEY: "sk-1" })(ProviderEndpoint.openAi))
       expect(hosted.apiUrl).toBe("https://api.openai.com/v1")
       expect(hosted.apiKey && Redacted.value(hosted.apiKey)).toBe("sk-1")
       // The key is redacted wherever the endpoint is printed.
@@ -92,11 +92,11 @@ describe("provider endpoints", () => {
   it.effect("OpenAI-compatible servers: OPENAI_BASE_URL without a key; a bad URL names OPENAI_BASE_URL", () =>
     Effect.gen(function*() {
       const local = yield* Effect.orDie(
-        withEnv({ OPENAI_BASE_URL: "http://localhost:11434/v1/" })(ModelConfig.openAiEndpoint)
+        withEnv({ OPENAI_BASE_URL: "http://localhost:11434/v1/" })(ProviderEndpoint.openAi)
       )
       expect(local).toEqual({ apiUrl: "http://localhost:11434/v1", apiKey: undefined })
       for (const url of ["localhost:11434/v1", "ftp://example.com/v1", "not a url"]) {
-        const error = yield* configError(ModelConfig.openAiEndpoint, { OPENAI_BASE_URL: url, OPENAI_API_KEY: "k" })
+        const error = yield* configError(ProviderEndpoint.openAi, { OPENAI_BASE_URL: url, OPENAI_API_KEY: "k" })
         expect(variablesOf(error)).toEqual(["OPENAI_BASE_URL"])
         expect(String(error)).toContain("OPENAI_BASE_URL must be an http(s) URL")
       }
@@ -104,14 +104,14 @@ describe("provider endpoints", () => {
 
   it.effect("Anthropic: api.anthropic.com by default, where ANTHROPIC_API_KEY is required; ANTHROPIC_BASE_URL", () =>
     Effect.gen(function*() {
-      expect(variablesOf(yield* configError(ModelConfig.anthropicEndpoint, {}))).toEqual(["ANTHROPIC_API_KEY"])
-      const hosted = yield* Effect.orDie(withEnv({ ANTHROPIC_API_KEY: "sk-ant" })(ModelConfig.anthropicEndpoint))
+      expect(variablesOf(yield* configError(ProviderEndpoint.anthropic, {}))).toEqual(["ANTHROPIC_API_KEY"])
+      const hosted = yield* Effect.orDie(withEnv({ ANTHROPIC_API_KEY: "sk-ant" })(ProviderEndpoint.anthropic))
       expect(hosted.apiUrl).toBe("https://api.anthropic.com")
       const proxy = yield* Effect.orDie(
-        withEnv({ ANTHROPIC_BASE_URL: "http://proxy:8080" })(ModelConfig.anthropicEndpoint)
+        withEnv({ ANTHROPIC_BASE_URL: "http://proxy:8080" })(ProviderEndpoint.anthropic)
       )
       expect(proxy).toEqual({ apiUrl: "http://proxy:8080", apiKey: undefined })
-      expect(variablesOf(yield* configError(ModelConfig.anthropicEndpoint, { ANTHROPIC_BASE_URL: "proxy" }))).toEqual([
+      expect(variablesOf(yield* configError(ProviderEndpoint.anthropic, { ANTHROPIC_BASE_URL: "proxy" }))).toEqual([
         "ANTHROPIC_BASE_URL"
       ])
     }))

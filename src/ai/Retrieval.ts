@@ -10,10 +10,10 @@
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
-import { type RetrievalError, Retriever } from "../ai/Retriever.js"
 import type { Document } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
 import * as RequestScope from "../runtime/RequestScope.js"
+import { type RetrievalError, Retriever } from "./Retriever.js"
 
 /**
  * Retrieves documents for `query` (at most `limit`, default 5).

@@ -17,10 +17,10 @@
  * @since 0.1.0
  */
 import { Config, ConfigError, Effect, Layer, Option, type Redacted } from "effect"
-import * as ActivityStore from "../stores/ActivityStore.js"
-import * as CheckpointKey from "../stores/CheckpointKey.js"
-import * as CheckpointStore from "../stores/CheckpointStore.js"
-import * as ExecutionStore from "../stores/ExecutionStore.js"
+import * as ActivityStore from "./ActivityStore.js"
+import * as CheckpointKey from "./CheckpointKey.js"
+import * as CheckpointStore from "./CheckpointStore.js"
+import * as ExecutionStore from "./ExecutionStore.js"
 
 /**
  * The configured store backend and where it lives.
@@ -152,7 +152,7 @@ const storeLayers = (
       })
     case "sqlite":
       return Effect.tryPromise({
-        try: () => import("../stores/sql/Sqlite.js"),
+        try: () => import("./sql/Sqlite.js"),
         catch: loadFailed("sqlite", "@effect/sql and @effect/sql-sqlite-node")
       }).pipe(
         Effect.map((Sqlite) => {
@@ -170,7 +170,7 @@ const storeLayers = (
       }
       const url = settings.databaseUrl.value
       return Effect.tryPromise({
-        try: () => import("../stores/sql/Postgres.js"),
+        try: () => import("./sql/Postgres.js"),
         catch: loadFailed("postgres", "@effect/sql and @effect/sql-pg")
       }).pipe(
         Effect.map((Postgres) => {
@@ -216,7 +216,7 @@ export const activityLayer = (
       return Effect.succeed(ActivityStore.layerMemory)
     case "sqlite":
       return Effect.tryPromise({
-        try: () => import("../stores/sql/Sqlite.js"),
+        try: () => import("./sql/Sqlite.js"),
         catch: loadFailed("sqlite", "@effect/sql and @effect/sql-sqlite-node", "ACTIVITY_STORE")
       }).pipe(Effect.map((Sqlite) => Sqlite.layerActivityStore({ filename: settings.sqlitePath })))
     case "postgres":
@@ -224,7 +224,7 @@ export const activityLayer = (
         required(settings.databaseUrl, "DATABASE_URL", "ACTIVITY_STORE=postgres needs DATABASE_URL"),
         (url) =>
           Effect.tryPromise({
-            try: () => import("../stores/sql/Postgres.js"),
+            try: () => import("./sql/Postgres.js"),
             catch: loadFailed("postgres", "@effect/sql and @effect/sql-pg", "ACTIVITY_STORE")
           }).pipe(Effect.map((Postgres) => Postgres.layerActivityStore({ url })))
       )
@@ -233,7 +233,7 @@ export const activityLayer = (
         required(settings.redisUrl, "REDIS_URL", "ACTIVITY_STORE=redis needs REDIS_URL"),
         (url) =>
           Effect.tryPromise({
-            try: () => import("../stores/redis/ActivityStoreRedis.js"),
+            try: () => import("./redis/ActivityStoreRedis.js"),
             catch: loadFailed("redis", "ioredis", "ACTIVITY_STORE")
           }).pipe(Effect.map((Redis) => Redis.layer({ url })))
       )

@@ -6,9 +6,9 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { Checkpoint } from "../domain/Checkpoint.js"
-import { PhaseRecord, ShortCircuitRecord } from "../domain/ExecutionRecord.js"
-import { JsonObject } from "../domain/Json.js"
+import { Checkpoint } from "./Checkpoint.js"
+import { PhaseRecord, ShortCircuitRecord } from "./ExecutionRecord.js"
+import { JsonObject } from "./Json.js"
 
 /**
  * A completed answer. `confidence` is 1.0 for an accepted short-circuit and
