@@ -4,6 +4,7 @@
 //
 //   node scripts/format.mjs          rewrite files that are not formatted
 //   node scripts/format.mjs --check  list them and exit 1 (CI)
+//   node scripts/format.mjs a.ts b.ts  only these files
 import { createFromBuffer } from "@dprint/formatter"
 import { getPath } from "@dprint/typescript"
 import * as fs from "node:fs"
@@ -33,8 +34,12 @@ const walk = (dir) => {
     else if (extensions.has(path.extname(entry.name))) files.push(full)
   }
 }
-roots.forEach(walk)
-for (const file of rootFiles) if (fs.existsSync(file)) files.push(file)
+const named = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
+if (named.length > 0) files.push(...named)
+else {
+  roots.forEach(walk)
+  for (const file of rootFiles) if (fs.existsSync(file)) files.push(file)
+}
 
 const check = process.argv.includes("--check")
 const unformatted = []

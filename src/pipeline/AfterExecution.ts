@@ -7,17 +7,8 @@
  */
 import { Context, Effect } from "effect"
 import type { HookFailed } from "../domain/PipelineError.js"
-import {
-  dependencyFailed,
-  type Detach,
-  failedClosed,
-  guarded,
-  type Inflight,
-  type InvocationSpec,
-  invoke,
-  syncOnly
-} from "../runtime/internal/invoke.js"
-import { skipped } from "../runtime/internal/skip.js"
+import type { Detach, Verdict } from "../runtime/internal/invoke.js"
+import * as Stage from "../runtime/internal/stage.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { ExecutionResults, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
@@ -112,6 +103,21 @@ const snapshot = <A>(value: A): A => {
  */
 export type Handler = NonNullable<Hook.Hook<never>["afterExecution"]>
 
+/** One request's pass: the context, and the frozen copy of the results every hook observes. */
+interface State {
+  readonly context: StageRequest["context"]
+  readonly view: ExecutionResults
+}
+
+const accepted: Verdict<void> = { _tag: "Accept", value: undefined }
+
+/** Observe-only: every run gets the same frozen copy, and any value it returns is accepted as nothing. */
+const rule: Stage.Rule<Parameters<Handler>, State, void, never> = {
+  point: "after_execution",
+  args: (state) => [state.context, state.view],
+  accept: () => accepted
+}
+
 /**
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`);
  * `detach` starts the runs of `fireAndRecord` / `background` hooks.
@@ -119,48 +125,12 @@ export type Handler = NonNullable<Hook.Hook<never>["afterExecution"]>
  * @since 0.1.0
  */
 export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: Detach): AfterExecution.Service => {
-  // Defined once per stage, not per request: a generator created per call
-  // loses its optimized code whenever a full GC finds none in flight.
-  const body = Effect.fnUntraced(function*(request: StageRequest, results: ExecutionResults, inflight: Inflight) {
-    // Observe-only: every hook sees the same frozen copy.
-    const view = snapshot(results)
-    const completed: Array<boolean> = []
-    for (let sequence = 0; sequence < participants.length; sequence++) {
-      const participant = participants[sequence]!
-      const { handler, id: hookName } = participant
-      const spec: InvocationSpec<void> = {
-        point: "after_execution",
-        hookName,
-        spanName: participant.spanName,
-        metricLabels: participant.metricLabels,
-        sequence,
-        recorder: request.recorder,
-        inflight,
-        failure: participant.failure,
-        execution: participant.execution,
-        limit: participant.limit,
-        detach,
-        call: () => handler(request.context, view),
-        plain: participant.plain === undefined ? undefined : () => participant.plain?.(request.context, view),
-        accept: () => ({ _tag: "Accept", value: undefined })
-      }
-      const skip = skipped(participant, participants, completed, spec, dependencyFailed)
-      if (skip !== undefined) {
-        yield* skip
-        continue
-      }
-      const result = yield* invoke(spec)
-      completed[sequence] = result._tag !== "Rejected"
-      if (result._tag === "Rejected" && participant.failure === "fail_closed") {
-        return yield* Effect.fail(failedClosed(spec, result))
-      }
-    }
-  })
-  // Sync-only points run without an exit hook while spans are not collected.
-  const sync = syncOnly(participants)
+  const stage = Stage.make(rule, participants, detach)
   return {
     hookCount: participants.length,
     run: (request, results) =>
-      participants.length === 0 ? Effect.void : guarded((inflight) => body(request, results, inflight), sync)
+      participants.length === 0
+        ? Effect.void
+        : Effect.asVoid(stage(request, { context: request.context, view: snapshot(results) }))
   }
 }

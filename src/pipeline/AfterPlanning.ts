@@ -26,19 +26,9 @@ import { type HookFailed, RequiredAfterPlanningError } from "../domain/PipelineE
 import * as PlanValidation from "../domain/PlanValidation.js"
 import type { RoutingPlan } from "../domain/RoutingPlan.js"
 import { allows } from "../runtime/Capability.js"
-import {
-  dependencyFailed,
-  failedClosed,
-  guarded,
-  type Inflight,
-  type InvocationSpec,
-  invoke,
-  syncOnly,
-  undeclaredContribution,
-  type Verdict
-} from "../runtime/internal/invoke.js"
+import { undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
-import { skipped } from "../runtime/internal/skip.js"
+import * as Stage from "../runtime/internal/stage.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
@@ -156,15 +146,97 @@ const isIdentical = (value: unknown, last: RoutingPlan): boolean => {
   }
 }
 
-/** An after-planning run: its phase is always known. */
-type PhaseSpec = InvocationSpec<RoutingPlan> & { readonly phase: number }
+/** What the stage is told about the phase it runs in. */
+type Info = AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext }
 
-/** The required hook could not run: a hook it depends on did not complete. */
-const requiredUnmet = (spec: PhaseSpec, detail: string): RequiredAfterPlanningError =>
-  new RequiredAfterPlanningError({ hookName: spec.hookName, phase: spec.phase, detail })
+/** One request's pass: the last valid plan, and whether it is one a human approved (a resume). */
+interface State {
+  readonly context: StageRequest["context"]
+  readonly info: Info
+  readonly approved: boolean
+  current: RoutingPlan
+}
 
-/** An ordinary fail-closed hook could not run: a hook it depends on did not complete. */
-const ordinaryUnmet = (spec: PhaseSpec, detail: string): HookFailed => dependencyFailed(spec, detail)
+/**
+ * The stage's rule: copy-on-write and chained; `requiredId` names the
+ * required hook, whose acceptance is recorded as the boundary's verdict and
+ * whose rejection (or unmet dependency) is `RequiredAfterPlanningError`.
+ */
+const ruleFor = (
+  requiredId: string | undefined
+): Stage.Rule<Parameters<Handler>, State, RoutingPlan, RequiredAfterPlanningError> => {
+  const accepted = (value: RoutingPlan, changed: boolean, hookName: string): Verdict<RoutingPlan> => ({
+    _tag: "Accept",
+    value,
+    decision: hookName === requiredId ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
+    contribution: changed ? value : undefined
+  })
+  return {
+    point: "after_planning",
+    // Each hook gets its private copy of the last valid plan.
+    args: (
+      { context, current, info }
+    ) => [context, copyPlan(current), { phase: info.phase, priorStepIds: info.priorStepIds }],
+    accept: (value, { approved, current: last, info }, { failure, grant, id }): Verdict<RoutingPlan> => {
+      // The common case — the plan handed back as it was given — needs no
+      // decoding or revalidation; it is recorded exactly as an unchanged
+      // revalidated plan is below (no contribution). It goes on as `last`,
+      // not the copy the hook may still hold. A hostile value (a Proxy
+      // whose traps throw) is simply not identical: validation below reads
+      // it once, safely.
+      if (isIdentical(value, last)) return accepted(last, false, id)
+      const onError = failureDecision(failure, "hook_error")
+      if (value === undefined || value === null || typeof value !== "object") {
+        return {
+          _tag: "Reject",
+          error: "afterPlanning must return a routing plan",
+          decision: onError,
+          reason: "wrong_shape"
+        }
+      }
+      const validated = PlanValidation.validate(value, info.validation)
+      if (Either.isLeft(validated)) {
+        return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
+      }
+      const changed = !samePlan(validated.right, last)
+      if (changed && approved) {
+        // Not what the human approved: the boundary may only accept it as it is.
+        return {
+          _tag: "Reject",
+          error: "changed the approved plan: a resume runs only the plan the human approved",
+          decision: onError
+        }
+      }
+      if (changed && !allows(grant, "plan_rewrite")) {
+        return undeclaredContribution(failure, "changed the plan", "plan_rewrite")
+      }
+      return accepted(validated.right, changed, id)
+    },
+    accepted: (value, state) => {
+      state.current = value
+      return false
+    },
+    rejected: (result, { info }, { failure, id }) =>
+      id === requiredId
+        // The hook's own failure stays reachable as the cause (seed 000 §7.4).
+        ? Effect.fail(
+          new RequiredAfterPlanningError({
+            hookName: id,
+            phase: info.phase,
+            detail: result.error,
+            ...(result.cause === undefined ? {} : { cause: result.cause })
+          })
+        )
+        : failure === "fail_closed"
+        ? undefined
+        : Effect.logWarning(`after_planning hook ${id} rejected; keeping the last valid plan`).pipe(
+          Effect.annotateLogs({ error: result.error.slice(0, 400) })
+        ),
+    // The required hook could not run: a hook it depends on did not complete.
+    unmet: ({ id }, detail, { info }) =>
+      id === requiredId ? new RequiredAfterPlanningError({ hookName: id, phase: info.phase, detail }) : undefined
+  }
+}
 
 /**
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
@@ -177,137 +249,24 @@ export const make = (
   participants: ReadonlyArray<Participant<Handler>>,
   requiredId?: string | undefined
 ): AfterPlanning.Service => {
-  // Defined once per stage, not per request: a generator created per call
-  // loses its optimized code whenever a full GC finds none in flight.
-  const body = Effect.fnUntraced(function*(
-    request: StageRequest,
-    plan: RoutingPlan,
-    info: AfterPlanningInfo & { readonly validation: PlanValidation.ValidationContext },
-    inflight: Inflight,
-    // The position of the one participant to run on an approved plan (a
-    // resume); `undefined` runs them all.
-    only: number | undefined
-  ) {
-    let current = plan
-    // On an approved plan, the hooks that made it all completed back then.
-    const completed: Array<boolean> = only === undefined ? [] : participants.map(() => true)
-    const end = only === undefined ? participants.length : only + 1
-    for (let sequence = only ?? 0; sequence < end; sequence++) {
-      const participant = participants[sequence]!
-      const { grant, handler, id: hookName } = participant
-      const required = hookName === requiredId
-      const onError = failureDecision(participant.failure, "hook_error")
-      const last = current
-      const accepted = (value: RoutingPlan, changed: boolean): Verdict<RoutingPlan> => ({
-        _tag: "Accept",
-        value,
-        decision: required ? { policy: "fail_closed", action: "continue", reason: "accepted" } : undefined,
-        contribution: changed ? value : undefined
-      })
-      const spec: PhaseSpec = {
-        point: "after_planning",
-        hookName,
-        spanName: participant.spanName,
-        metricLabels: participant.metricLabels,
-        sequence,
-        phase: info.phase,
-        recorder: request.recorder,
-        inflight,
-        failure: participant.failure,
-        execution: participant.execution,
-        limit: participant.limit,
-        // The hook gets its private copy of the last valid plan.
-        call: () => handler(request.context, copyPlan(last), { phase: info.phase, priorStepIds: info.priorStepIds }),
-        plain: participant.plain === undefined
-          ? undefined
-          : () =>
-            participant.plain?.(request.context, copyPlan(last), {
-              phase: info.phase,
-              priorStepIds: info.priorStepIds
-            }),
-        accept: (value): Verdict<RoutingPlan> => {
-          // The common case — the plan handed back as it was given — needs
-          // no decoding or revalidation; it is recorded exactly as an
-          // unchanged revalidated plan is below (no contribution). It
-          // goes on as `last`, not the copy the hook may still hold.
-          // A hostile value (a Proxy whose traps throw) is simply not
-          // identical: validation below reads it once, safely.
-          if (isIdentical(value, last)) return accepted(last, false)
-          if (value === undefined || value === null || typeof value !== "object") {
-            return {
-              _tag: "Reject",
-              error: "afterPlanning must return a routing plan",
-              decision: onError,
-              reason: "wrong_shape"
-            }
-          }
-          const validated = PlanValidation.validate(value, info.validation)
-          if (Either.isLeft(validated)) {
-            return { _tag: "Reject", error: validated.left.message, decision: onError, cause: validated.left }
-          }
-          const changed = !samePlan(validated.right, last)
-          if (changed && only !== undefined) {
-            // Not what the human approved: the boundary may only accept it as it is.
-            return {
-              _tag: "Reject",
-              error: "changed the approved plan: a resume runs only the plan the human approved",
-              decision: onError
-            }
-          }
-          if (changed && !allows(grant, "plan_rewrite")) {
-            return undeclaredContribution(participant.failure, "changed the plan", "plan_rewrite")
-          }
-          return accepted(validated.right, changed)
-        }
-      }
-      const skip = skipped<PhaseSpec, RequiredAfterPlanningError | HookFailed>(
-        participant,
-        participants,
-        completed,
-        spec,
-        required ? requiredUnmet : ordinaryUnmet
-      )
-      if (skip !== undefined) {
-        yield* skip
-        continue
-      }
-      const result = yield* invoke(spec)
-      completed[sequence] = result._tag !== "Rejected"
-      if (result._tag === "Accepted") {
-        current = result.value
-      } else if (result._tag === "Rejected") {
-        if (required) {
-          // The hook's own failure stays reachable as the cause (seed 000 §7.4).
-          return yield* Effect.fail(
-            new RequiredAfterPlanningError({
-              hookName,
-              phase: info.phase,
-              detail: result.error,
-              ...(result.cause === undefined ? {} : { cause: result.cause })
-            })
-          )
-        }
-        if (participant.failure === "fail_closed") return yield* Effect.fail(failedClosed(spec, result))
-        yield* Effect.logWarning(`after_planning hook ${hookName} rejected; keeping the last valid plan`).pipe(
-          Effect.annotateLogs({ error: result.error.slice(0, 400) })
-        )
-      }
-    }
-    return current
-  })
-  // Sync-only points run without an exit hook while spans are not collected.
-  const sync = syncOnly(participants)
+  const stage = Stage.make(ruleFor(requiredId), participants)
   const requiredAt = requiredId === undefined ? -1 : participants.findIndex((p) => p.id === requiredId)
+  const pass = (request: StageRequest, plan: RoutingPlan, info: Info, only: number | undefined) =>
+    Effect.map(
+      stage(
+        { recorder: request.recorder, phase: info.phase, only },
+        { context: request.context, info, approved: only !== undefined, current: plan }
+      ),
+      (state) => state.current
+    )
   return {
     hookCount: participants.length,
     run: (request, plan, info) =>
-      participants.length === 0
-        ? Effect.succeed(plan)
-        : guarded((inflight) => body(request, plan, info, inflight, undefined), sync),
+      participants.length === 0 ? Effect.succeed(plan) : pass(request, plan, info, undefined),
     runRequired: (request, plan, info) =>
       requiredAt < 0
         ? Effect.succeed(plan)
-        : guarded((inflight) => body(request, plan, info, inflight, requiredAt), sync).pipe(
+        : pass(request, plan, info, requiredAt).pipe(
           // Only the required hook ran, and it fails closed with its own
           // error: a `HookFailed` cannot come out of it.
           Effect.catchTag("HookFailed", (error) =>

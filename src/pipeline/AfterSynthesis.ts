@@ -10,19 +10,9 @@
 import { Context, Effect } from "effect"
 import type { HookFailed } from "../domain/PipelineError.js"
 import { allows } from "../runtime/Capability.js"
-import {
-  dependencyFailed,
-  failedClosed,
-  guarded,
-  type Inflight,
-  type InvocationSpec,
-  invoke,
-  syncOnly,
-  undeclaredContribution,
-  type Verdict
-} from "../runtime/internal/invoke.js"
+import { undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
 import { failureDecision } from "../runtime/internal/run.js"
-import { skipped } from "../runtime/internal/skip.js"
+import * as Stage from "../runtime/internal/stage.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { StageRequest } from "./Hook.js"
 import type * as Hook from "./Hook.js"
@@ -53,71 +43,49 @@ export declare namespace AfterSynthesis {
  */
 export type Handler = NonNullable<Hook.Hook<never>["afterSynthesis"]>
 
+/** One request's pass: the response so far, the next run's input. */
+interface State {
+  readonly context: StageRequest["context"]
+  current: string
+}
+
+/** Chained strings: a run's string becomes the next one's input; a rewrite needs `response_rewrite`. */
+const rule: Stage.Rule<Parameters<Handler>, State, string, never> = {
+  point: "after_synthesis",
+  args: (state) => [state.context, state.current],
+  accept: (value, state, { failure, grant }): Verdict<string> => {
+    if (typeof value !== "string") {
+      return {
+        _tag: "Reject",
+        error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
+        decision: failureDecision(failure, "hook_error"),
+        reason: "wrong_shape"
+      }
+    }
+    const changed = value !== state.current
+    if (changed && !allows(grant, "response_rewrite")) {
+      return undeclaredContribution(failure, "rewrote the response", "response_rewrite")
+    }
+    return { _tag: "Accept", value, contribution: changed ? value : undefined }
+  },
+  accepted: (value, state) => {
+    state.current = value
+    return false
+  }
+}
+
 /**
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
  *
  * @since 0.1.0
  */
 export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSynthesis.Service => {
-  // Defined once per stage, not per request: a generator created per call
-  // loses its optimized code whenever a full GC finds none in flight.
-  const body = Effect.fnUntraced(function*(request: StageRequest, draft: string, inflight: Inflight) {
-    let current = draft
-    const completed: Array<boolean> = []
-    for (let sequence = 0; sequence < participants.length; sequence++) {
-      const participant = participants[sequence]!
-      const { grant, handler, id: hookName, plain } = participant
-      const onError = failureDecision(participant.failure, "hook_error")
-      const input = current
-      const spec: InvocationSpec<string> = {
-        point: "after_synthesis",
-        hookName,
-        spanName: participant.spanName,
-        metricLabels: participant.metricLabels,
-        sequence,
-        recorder: request.recorder,
-        inflight,
-        failure: participant.failure,
-        execution: participant.execution,
-        limit: participant.limit,
-        call: () => handler(request.context, input),
-        plain: plain === undefined ? undefined : () => plain(request.context, input),
-        accept: (value): Verdict<string> => {
-          if (typeof value !== "string") {
-            return {
-              _tag: "Reject",
-              error: `afterSynthesis must return a string, got ${value === null ? "null" : typeof value}`,
-              decision: onError,
-              reason: "wrong_shape"
-            }
-          }
-          const changed = value !== input
-          if (changed && !allows(grant, "response_rewrite")) {
-            return undeclaredContribution(participant.failure, "rewrote the response", "response_rewrite")
-          }
-          return { _tag: "Accept", value, contribution: changed ? value : undefined }
-        }
-      }
-      const skip = skipped(participant, participants, completed, spec, dependencyFailed)
-      if (skip !== undefined) {
-        yield* skip
-        continue
-      }
-      const result = yield* invoke(spec)
-      completed[sequence] = result._tag !== "Rejected"
-      if (result._tag === "Accepted") {
-        current = result.value
-      } else if (result._tag === "Rejected" && participant.failure === "fail_closed") {
-        return yield* Effect.fail(failedClosed(spec, result))
-      }
-    }
-    return current
-  })
-  // Sync-only points run without an exit hook while spans are not collected.
-  const sync = syncOnly(participants)
+  const stage = Stage.make(rule, participants)
   return {
     hookCount: participants.length,
     run: (request, draft) =>
-      participants.length === 0 ? Effect.succeed(draft) : guarded((inflight) => body(request, draft, inflight), sync)
+      participants.length === 0
+        ? Effect.succeed(draft)
+        : Effect.map(stage(request, { context: request.context, current: draft }), (state) => state.current)
   }
 }
