@@ -1,12 +1,7 @@
-/**
- * README "Testing": an agent under test with @effect/vitest, the scripted
- * model and Agent.layerTest. Runs with `npm test`.
- */
-import { weatherForecast } from "../shared/DemoTools.js"
-// #region readme
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Agent, Hook, Pipeline, PromptBuilder, type ScriptedModel } from "effect-agent-pipeline"
+import { weatherForecast } from "./tools.js"
 
 const script: ScriptedModel.Script = {
   // One entry per planning call, in order: a plan (sent as JSON), a string
@@ -15,7 +10,7 @@ const script: ScriptedModel.Script = {
   plans: [{
     steps: [{
       step_id: "w1",
-      namespace: "demo-tools",
+      namespace: "weather",
       agent: "weather-service",
       capability: "weather_forecast",
       parameters: { city: "Lisbon" }
@@ -57,4 +52,3 @@ describe("weather agent", () => {
       Effect.provide(Agent.layerTest({ tools: [weatherForecast], script: { plans: ["{not json"], synthesis: "" } }))
     ))
 })
-// #endregion readme

@@ -1,14 +1,10 @@
-/**
- * README "Human in the loop": an approval policy suspends a trade; the
- * caller resumes the checkpoint with a human's decision.
- */
-import { executeTrade, stockQuote } from "../shared/DemoTools.js"
-// #region readme
-import { Effect } from "effect"
-import { Agent, Approval, Pipeline } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { Agent, Approval, ExecutionStore, Pipeline } from "effect-agent-pipeline"
+import { executeTrade, QuotesLive, stockQuote } from "./tools.js"
 
 // Ask a human before any trade executes.
-export const AgentLive = Agent.layerOffline({
+const AgentLive = Agent.layerOffline({
   tools: [stockQuote, executeTrade],
   approval: {
     evaluate: (_ctx, plan) =>
@@ -18,17 +14,17 @@ export const AgentLive = Agent.layerOffline({
           : Approval.approve
       )
   }
-})
+}).pipe(Layer.provide(QuotesLive))
 
-export const buy = (decision: Approval.ApprovalDecision) =>
+const buy = (requestId: string, decision: Approval.ApprovalDecision) =>
   Effect.gen(function*() {
     const pipeline = yield* Pipeline.Pipeline
-    const first = yield* pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "trade-1" })
+    const first = yield* pipeline.process({ request: "Buy 10 shares of ACME stock", requestId })
     if (first._tag === "Completed") return first.response.response
     // The plan is saved with the checkpoint, sealed; nothing has executed yet.
     // The approver is shown the plan and its digest.
     const { checkpointId, plan, planDigest, reason } = first.checkpoint
-    yield* Effect.log(`suspended: ${reason}`, plan.steps, planDigest)
+    yield* Console.log(`${requestId} suspended (${reason}): ${plan.steps.map((s) => s.capability).join(", ")}`)
     // Later (another HTTP request, another fiber): the human decided on that
     // plan, and the digest they saw comes back with the decision.
     // "approve" runs the required after-planning hook again on the saved
@@ -46,4 +42,18 @@ export const buy = (decision: Approval.ApprovalDecision) =>
         return `rejected: ${resumed.reason}`
     }
   })
-// #endregion readme
+
+const main = Effect.gen(function*() {
+  yield* Console.log(yield* buy("trade-1", "approve"))
+  yield* Console.log(yield* buy("trade-2", "reject"))
+  // The records say how each request ended, and what ran.
+  const store = yield* ExecutionStore.ExecutionStore
+  for (const id of ["trade-1", "trade-2"]) {
+    const record = yield* store.get(id)
+    if (Option.isNone(record)) continue
+    const steps = record.value.phases.flatMap((phase) => phase.steps).length
+    yield* Console.log(`${id}: ${record.value.lifecycle?.status}, ${steps} steps ran`)
+  }
+}).pipe(Effect.provide(AgentLive))
+
+NodeRuntime.runMain(main)

@@ -1,13 +1,9 @@
-/**
- * README "Assembling an agent": every part of `Agent.layer` by name, and
- * swapping the model by swapping that one part.
- */
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Duration, Effect, Layer } from "effect"
+import { Agent, ExecutionStore, OfflineModel, Pipeline, ScriptedModel } from "effect-agent-pipeline"
 import { QuotesLive, stockQuote } from "./tools.js"
-// #region readme
-import { Duration, Layer } from "effect"
-import { Agent, ExecutionStore, OfflineModel, ScriptedModel } from "effect-agent-pipeline"
 
-export const AgentLive = Agent.layer({
+const AgentLive = Agent.layer({
   model: OfflineModel.layer, // required: any Layer providing @effect/ai's LanguageModel
   tools: [stockQuote], // required (may be empty)
   hooks: [], // or an Effect that builds them
@@ -19,8 +15,21 @@ export const AgentLive = Agent.layer({
 }).pipe(Layer.provide(QuotesLive)) // what the tool handlers need
 
 // Another model is another `model` part; nothing else changes.
-export const ScriptedAgent = Agent.layer({
+const ScriptedAgent = Agent.layer({
   model: ScriptedModel.layer({ plans: [{ steps: [], terminal: true }], synthesis: "Nothing to do." }),
   tools: []
 })
-// #endregion readme
+
+const ask = (request: string) =>
+  Effect.gen(function*() {
+    const pipeline = yield* Pipeline.Pipeline
+    const result = yield* pipeline.process({ request })
+    yield* Console.log(result._tag === "Completed" ? result.response.response : "suspended")
+  })
+
+const main = Effect.gen(function*() {
+  yield* ask("What is the stock quote for ACME?").pipe(Effect.provide(AgentLive))
+  yield* ask("What is the stock quote for ACME?").pipe(Effect.provide(ScriptedAgent))
+})
+
+NodeRuntime.runMain(main)

@@ -1,12 +1,10 @@
-/**
- * README "The request": JSON from the wire through the one decode function.
- */
-// #region readme
-import { Effect } from "effect"
-import { Pipeline, PipelineRequest } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer } from "effect"
+import { Agent, Pipeline, PipelineRequest } from "effect-agent-pipeline"
+import { QuotesLive, stockQuote } from "./tools.js"
 
 // body: unknown, e.g. a parsed HTTP request body.
-export const answer = (body: unknown) =>
+const answer = (body: unknown) =>
   Effect.gen(function*() {
     // Unknown fields, non-JSON metadata, oversized input → InvalidRequest
     // with the first failing path and a one-line detail.
@@ -14,4 +12,14 @@ export const answer = (body: unknown) =>
     const pipeline = yield* Pipeline.Pipeline
     return yield* pipeline.process(request)
   })
-// #endregion readme
+
+const main = Effect.gen(function*() {
+  const misspelled = yield* Effect.flip(answer({ request: "What is the stock quote for ACME?", requestID: "q-1" }))
+  if (misspelled._tag === "InvalidRequest") {
+    yield* Console.log(`refused: ${misspelled.reason} at ${misspelled.path}`)
+  }
+  const result = yield* answer(JSON.parse(`{"request": "What is the stock quote for ACME?", "requestId": "q-1"}`))
+  yield* Console.log(`${result._tag}: ${result._tag === "Completed" ? result.response.requestId : "suspended"}`)
+}).pipe(Effect.provide(Agent.layerOffline({ tools: [stockQuote] }).pipe(Layer.provide(QuotesLive))))
+
+NodeRuntime.runMain(main)

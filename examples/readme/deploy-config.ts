@@ -1,18 +1,14 @@
-/**
- * README "Stores and deployments": an agent whose stores come from the
- * environment — SQLite by default, PostgreSQL when configured.
- */
-import { allTools } from "../shared/DemoTools.js"
-// #region readme
-import { Console, Effect } from "effect"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer } from "effect"
 import { Agent, ExecutionStore, Pipeline } from "effect-agent-pipeline"
+import { QuotesLive, stockQuote } from "./tools.js"
 
 // AGENT_STORE=sqlite (default: ./data/agent.db, or SQLITE_PATH)
 // AGENT_STORE=postgres DATABASE_URL=postgres://agent:secret@db:5432/agent
 // AGENT_STORE=memory (nothing kept across restarts)
-export const AgentLive = Agent.layerConfig({ tools: allTools })
+const AgentLive = Agent.layerConfig({ tools: [stockQuote] }).pipe(Layer.provide(QuotesLive))
 
-export const main = Effect.gen(function*() {
+const main = Effect.gen(function*() {
   const pipeline = yield* Pipeline.Pipeline
   const store = yield* ExecutionStore.ExecutionStore
   yield* pipeline.process({ request: "What is the stock quote for ACME?" })
@@ -23,7 +19,6 @@ export const main = Effect.gen(function*() {
   // A row that does not decode (corrupt, or written by a newer version) is
   // reported on its own; the listing goes on.
   for (const error of page.undecodable) yield* Console.log(error.message)
-})
+}).pipe(Effect.provide(AgentLive))
 
-export const program = main.pipe(Effect.provide(AgentLive)) // NodeRuntime.runMain(program)
-// #endregion readme
+NodeRuntime.runMain(main)

@@ -1,14 +1,9 @@
-/**
- * README "Stores and deployments": several agent processes sharing one
- * PostgreSQL database (records and checkpoints) and one Redis (activity
- * signals), assembled by hand.
- */
-import { allTools } from "../shared/DemoTools.js"
-// #region readme
-import { Config, Effect, Layer } from "effect"
-import { Activity, Agent, CheckpointKey, OfflineModel } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Config, Console, Effect, Layer, Option } from "effect"
+import { Activity, Agent, CheckpointKey, ExecutionStore, OfflineModel, Pipeline } from "effect-agent-pipeline"
 import * as Postgres from "effect-agent-pipeline/postgres"
 import * as Redis from "effect-agent-pipeline/redis"
+import { QuotesLive, stockQuote } from "./tools.js"
 
 // Records and checkpoints in one database, over one connection pool; the
 // tables are created (migrated) on first use.
@@ -22,9 +17,9 @@ const StoresLive = Layer.unwrapEffect(
 // What every process is working on right now, for the activity hooks.
 const ActivityLive = Layer.unwrapEffect(Effect.map(Config.redacted("REDIS_URL"), (url) => Redis.layer({ url })))
 
-export const AgentLive = Agent.layer({
+const AgentLive = Agent.layer({
   model: OfflineModel.layer,
-  tools: allTools,
+  tools: [stockQuote],
   hooks: Effect.map(Activity.make({ agent: "desk" }), (activity) => activity.hooks),
   executionStore: StoresLive,
   checkpointStore: StoresLive,
@@ -34,5 +29,19 @@ export const AgentLive = Agent.layer({
   // Running records say which process owns them until when; a record whose
   // process died reads `abandoned` once this lease ran out.
   options: { recordLease: "30 seconds", checkpointClaimLease: "10 minutes" }
-}).pipe(Layer.provide(ActivityLive))
-// #endregion readme
+}).pipe(Layer.provide(ActivityLive), Layer.provide(QuotesLive))
+
+const main = Effect.gen(function*() {
+  const pipeline = yield* Pipeline.Pipeline
+  const result = yield* pipeline.process({ request: "What is the stock quote for ACME?" })
+  if (result._tag !== "Completed") return
+  const record = yield* Effect.flatMap(ExecutionStore.ExecutionStore, (store) => store.get(result.response.requestId))
+  if (Option.isNone(record)) return
+  yield* Console.log(`stored in PostgreSQL: ${record.value.lifecycle?.status}`)
+  // The activity signal lived in Redis while the request ran, and is gone.
+  for (const effect of record.value.hookInvocations.flatMap((run) => run.effects)) {
+    if (effect.effectId === "activity_signal_cleanup") yield* Console.log(`signal cleaned up: ${effect.status}`)
+  }
+}).pipe(Effect.provide(AgentLive))
+
+NodeRuntime.runMain(main)

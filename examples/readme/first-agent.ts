@@ -1,8 +1,3 @@
-/**
- * The README's first agent: one tool, one hook, the offline model.
- * Runs unchanged in a fresh project that installed the package.
- */
-// #region readme
 import { Tool } from "@effect/ai"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option, Schema } from "effect"
@@ -45,4 +40,3 @@ const program = Effect.gen(function*() {
 })
 
 program.pipe(Effect.provide(Agent.layerOffline({ tools: [weather], hooks: [deskNotes] })), NodeRuntime.runMain)
-// #endregion readme

@@ -1,12 +1,7 @@
-/**
- * README "Hooks": one hook per stage — enrichment, an authoritative
- * short-circuit, an audit effect, a redaction — and the required,
- * fail-closed plan boundary registered last.
- */
-import { QuotesLive, stockQuote } from "./tools.js"
-// #region readme
-import { Effect, Layer } from "effect"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer } from "effect"
 import { Agent, Hook, HookEffects, Pipeline } from "effect-agent-pipeline"
+import { executeTrade, QuotesLive, stockQuote } from "./tools.js"
 
 const hooks = [
   // BeforePlanning: enrich (rendered as <agent_memory> in the planning prompt)…
@@ -50,15 +45,23 @@ const hooks = [
   })
 ]
 
-export const AgentLive = Agent.layerOffline({ hooks, tools: [stockQuote] }).pipe(Layer.provide(QuotesLive))
+const AgentLive = Agent.layerOffline({ hooks, tools: [stockQuote, executeTrade] }).pipe(Layer.provide(QuotesLive))
 
-export const ask = (request: string) =>
+const ask = (request: string) =>
   Effect.gen(function*() {
     const pipeline = yield* Pipeline.Pipeline
     const result = yield* pipeline.process({ request })
     return result._tag === "Completed" ? result.response.response : "suspended"
   }).pipe(
     // The required hook's rejection is a typed error, told apart from an answer.
-    Effect.catchTag("RequiredAfterPlanningError", (denied) => Effect.succeed(`denied by ${denied.hookName}`))
+    Effect.catchTag("RequiredAfterPlanningError", (denied) => Effect.succeed(`denied by ${denied.hookName}`)),
+    Effect.flatMap((answer) => Console.log(`${request} → ${answer}`))
   )
-// #endregion readme
+
+const main = Effect.gen(function*() {
+  yield* ask("What is the stock quote for ACME?")
+  yield* ask("Tell me insider news")
+  yield* ask("Buy 10 shares of ACME stock")
+}).pipe(Effect.provide(AgentLive))
+
+NodeRuntime.runMain(main)

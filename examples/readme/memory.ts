@@ -1,12 +1,7 @@
-/**
- * README "Retrieval and memory": a RAG hook and a memory hook over the
- * seam services, with a transform scrubbing what is stored and a guard
- * isolating tenants.
- */
-import { weatherForecast } from "../shared/DemoTools.js"
-// #region readme
-import { Effect, Layer } from "effect"
-import { Agent, Hook, Memory, MemoryStore, Retrieval, Retriever } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { Agent, ExecutionStore, Hook, Memory, MemoryStore, Pipeline, Retrieval, Retriever } from "effect-agent-pipeline"
+import { weatherForecast } from "./tools.js"
 
 // Retrieval.retrieve runs one `retrieval` operation: its hooks fire, its runs are recorded.
 const rag = Hook.make({
@@ -31,15 +26,31 @@ const privacy = Hook.make({
   beforeMemoryStore: (_call, record) =>
     Effect.succeed({ ...record, content: record.content.replace(/\S+@\S+/g, "[email]") }),
   guard: {
-    memoryStore: (
-      call,
-      proceed
-    ) => (call.payload.scope === "anonymous" ? Hook.deny("no memory for anonymous users") : proceed)
+    memoryStore: (call, proceed) =>
+      call.payload.scope === "anonymous" ? Hook.deny("no memory for anonymous users") : proceed
   }
 })
 
-export const AgentLive = Agent.layerOffline({ tools: [weatherForecast], hooks: [rag, remember, privacy] }).pipe(
+const AgentLive = Agent.layerOffline({ tools: [weatherForecast], hooks: [rag, remember, privacy] }).pipe(
   Layer.provide(Retriever.layerMemory([{ id: "lisbon", content: "Lisbon forecasts are for today, in Celsius." }])),
   Layer.provideMerge(MemoryStore.layerMemory)
 )
-// #endregion readme
+
+const main = Effect.gen(function*() {
+  const pipeline = yield* Pipeline.Pipeline
+  yield* pipeline.process({
+    request: "What's the weather forecast in Lisbon? Mail me at ann@example.com",
+    metadata: { user_id: "ann" }
+  })
+  const memory = yield* MemoryStore.MemoryStore
+  for (const stored of yield* memory.load("ann", "", 10)) yield* Console.log(`remembered for ann: ${stored.content}`)
+
+  yield* pipeline.process({ request: "What's the weather forecast in Lisbon?", requestId: "anonymous-1" })
+  const record = yield* Effect.flatMap(ExecutionStore.ExecutionStore, (store) => store.get("anonymous-1"))
+  for (const run of Option.match(record, { onNone: () => [], onSome: (r) => r.hookInvocations })) {
+    if (run.name === "rag") yield* Console.log(`rag: ${run.effects.map((e) => JSON.stringify(e.data)).join(" ")}`)
+    if (run.stage === "guard_memory_store") yield* Console.log(`${run.name} guarded the memory store: ${run.status}`)
+  }
+}).pipe(Effect.provide(AgentLive))
+
+NodeRuntime.runMain(main)

@@ -1,19 +1,14 @@
-/**
- * README "Timeouts, retries, re-asks and fallback": an agent on a hosted
- * model with the model policy spelled out, the offline model as its
- * fallback, and a reader of the model calls its records keep.
- */
-import { allTools } from "../shared/DemoTools.js"
-// #region readme
-import { Console, Effect, Option } from "effect"
-import { Agent, ExecutionStore, OfflineModel } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { Agent, ExecutionStore, OfflineModel, Pipeline } from "effect-agent-pipeline"
 import * as OpenAi from "effect-agent-pipeline/openai"
+import { QuotesLive, stockQuote } from "./tools.js"
 
-export const AgentLive = Agent.layer({
+const AgentLive = Agent.layer({
   model: OpenAi.layerConfig("gpt-4.1-mini"), // OPENAI_API_KEY, OPENAI_BASE_URL
   // Asked once the primary gave up on a call (its retries spent).
   fallbackModel: OfflineModel.layer,
-  tools: allTools,
+  tools: [stockQuote],
   options: {
     modelTimeout: "20 seconds", // per attempt; for a stream, the longest wait for its next part
     modelRetries: 3, // 429, 408, 409, 5xx, resets, timeouts; backoff from modelRetryDelay, retry-after honoured
@@ -21,23 +16,28 @@ export const AgentLive = Agent.layer({
     toolTimeout: "10 seconds", // per tool call; a tool entry's own `timeout` overrides it
     modelCalls: "metadata" // keep tokens, timing and outcomes of model calls — not prompts or outputs
   }
-})
+}).pipe(Layer.provide(QuotesLive))
 
 /** Prints what the record keeps of a request's model calls. */
-export const printModelCalls = (requestId: string) =>
+const printModelCalls = (requestId: string) =>
   Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
     const record = yield* store.get(requestId)
     if (Option.isNone(record)) return
     for (const call of record.value.modelCalls ?? []) {
-      const tokens = call.usage === undefined
-        ? "no usage"
-        : `${call.usage.inputTokens ?? "?"} in / ${call.usage.outputTokens ?? "?"} out`
+      // call.usage: the tokens in and out the provider reported, if it did.
+      const usage = call.usage === undefined ? "no usage" : "usage recorded"
       yield* Console.log(
-        `${call.purpose} (re-ask ${call.reask}) attempt ${call.attempt} on ${call.model}: ${call.outcome}, ${tokens}${
-          call.error === undefined ? "" : ` — ${call.error.split("\n")[0]}`
-        }`
+        `${call.purpose} (re-ask ${call.reask}) attempt ${call.attempt} on ${call.model}: ${call.outcome}, ${usage}`
       )
     }
   })
-// #endregion readme
+
+const main = Effect.gen(function*() {
+  const pipeline = yield* Pipeline.Pipeline
+  const result = yield* pipeline.process({ request: "What is the stock quote for ACME?", requestId: "policy-1" })
+  if (result._tag === "Completed") yield* Console.log(result.response.response)
+  yield* printModelCalls("policy-1")
+}).pipe(Effect.provide(AgentLive))
+
+NodeRuntime.runMain(main)

@@ -1,11 +1,7 @@
-/**
- * README "Operation hooks": guards, observers and transforms on model and
- * tool calls, and a whole-run wrap.
- */
-import { executeTrade, stockQuote } from "../shared/DemoTools.js"
-// #region readme
-import { Effect, Schedule } from "effect"
-import { Agent, Hook } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Option, Schedule } from "effect"
+import { Agent, ExecutionStore, Hook, Pipeline } from "effect-agent-pipeline"
+import { executeTrade, QuotesLive, stockQuote } from "./tools.js"
 
 // A guard decides whether an operation runs: proceed, wrap it, or deny it.
 const noTrades = Hook.make({
@@ -24,16 +20,12 @@ const noTrades = Hook.make({
 })
 
 // An Around observer sees every run begin and end; it cannot change the outcome.
+// (`execution: Hook.fireAndRecord` would let the request go on without waiting for it.)
 const modelAudit = Hook.make({
   name: "model-audit",
-  execution: Hook.fireAndRecord, // never delays the request
   around: {
     inference: (call) =>
-      Effect.succeed((result) =>
-        Effect.log(
-          `${call.payload.purpose} call ${call.callId}: ${result.outcome} in ${result.endedAt - call.startedAt} ms`
-        )
-      )
+      Effect.succeed((result) => Console.log(`audit: ${call.payload.purpose} call ${result.outcome}`))
   }
 })
 
@@ -57,8 +49,23 @@ const runBudget = Hook.make({
   }
 })
 
-export const AgentLive = Agent.layerOffline({
+const AgentLive = Agent.layerOffline({
   tools: [stockQuote, executeTrade],
   hooks: [noTrades, modelAudit, redactAccounts, runBudget]
-})
-// #endregion readme
+}).pipe(Layer.provide(QuotesLive))
+
+const main = Effect.gen(function*() {
+  const pipeline = yield* Pipeline.Pipeline
+  yield* pipeline.process({ request: "Buy 10 shares of ACME stock", requestId: "ops-1" })
+  const record = yield* Effect.flatMap(ExecutionStore.ExecutionStore, (store) => store.get("ops-1"))
+  if (Option.isNone(record)) return
+  // The trade's step is denied; the quote ran, and the request went on to its answer.
+  for (const step of record.value.phases.flatMap((phase) => phase.steps)) {
+    yield* Console.log(`step ${step.capability}: ${step.status}${step.error ? ` (${step.error})` : ""}`)
+  }
+  // Every run of every hook is in the record (here each kind once, sorted).
+  const runs = new Set(record.value.hookInvocations.map((run) => `${run.stage} ${run.name}: ${run.status}`))
+  for (const run of [...runs].sort()) yield* Console.log(run)
+}).pipe(Effect.provide(AgentLive))
+
+NodeRuntime.runMain(main)

@@ -1,13 +1,9 @@
-/**
- * README "Reading execution records": the evidence a request leaves in the
- * ExecutionStore — completion, steps, hook invocations with their decisions,
- * and the effects hooks reported.
- */
-// #region readme
-import { Console, Effect, Option } from "effect"
-import { ExecutionRecord, ExecutionStore } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { Agent, ExecutionRecord, ExecutionStore, Hook, HookEffects, Pipeline } from "effect-agent-pipeline"
+import { QuotesLive, stockQuote } from "./tools.js"
 
-export const printEvidence = (requestId: string) =>
+const printEvidence = (requestId: string) =>
   Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
     const found = yield* store.get(requestId)
@@ -15,7 +11,7 @@ export const printEvidence = (requestId: string) =>
     const record = found.value
     // "succeeded" | "failed" | "interrupted" | "suspended" | "rejected" | "running" | "unknown" (legacy record)
     const completion = ExecutionRecord.requestCompletion(record)
-    yield* Console.log(`${record.requestId}: ${completion}, revision ${record.recordRevision}, mode ${record.mode}`)
+    yield* Console.log(`${record.requestId}: ${completion}, mode ${record.mode}`)
     if (record.lifecycle?.status === "failed") {
       yield* Console.log(`  failed with ${record.lifecycle.errorTag}: ${record.lifecycle.errorMessage}`)
     }
@@ -40,4 +36,47 @@ export const printEvidence = (requestId: string) =>
       yield* Console.log(`  short-circuited by ${record.shortCircuit.hookName} (${record.shortCircuit.reason})`)
     }
   })
-// #endregion readme
+
+const hooks = [
+  Hook.make({
+    name: "notes",
+    beforePlanning: () => Effect.succeed({ enrichments: { rag_context: "Quotes are delayed 15 minutes." } })
+  }),
+  Hook.make({
+    name: "policy",
+    beforePlanning: (ctx) =>
+      Effect.succeed(
+        ctx.request.includes("insider")
+          ? { decision: { kind: "authoritative", shortCircuit: { response: "Not allowed.", source: "policy" } } }
+          : undefined
+      )
+  }),
+  // Work a hook starts is reported as an effect: pending first, then its outcome.
+  Hook.make({
+    name: "audit",
+    afterExecution: (_ctx, results) =>
+      HookEffects.report({
+        effectId: "audit-write",
+        name: "Audit write",
+        status: "succeeded",
+        data: { step_count: results.steps.length }
+      }).pipe(Effect.ignore)
+  }),
+  // The required plan boundary records its decision on every plan it judges.
+  Hook.required({
+    name: "quotes-only",
+    afterPlanning: (_ctx, plan) =>
+      plan.steps.every((s) => s.capability === "stock_quote")
+        ? Effect.succeed(plan)
+        : Effect.fail(new Error("only quotes are allowed"))
+  })
+]
+
+const main = Effect.gen(function*() {
+  const pipeline = yield* Pipeline.Pipeline
+  yield* pipeline.process({ request: "What is the stock quote for ACME?", requestId: "acme" })
+  yield* pipeline.process({ request: "Tell me insider news", requestId: "insider" })
+  for (const id of ["acme", "insider", "nope"]) yield* printEvidence(id)
+}).pipe(Effect.provide(Agent.layerOffline({ tools: [stockQuote], hooks }).pipe(Layer.provide(QuotesLive))))
+
+NodeRuntime.runMain(main)

@@ -1,13 +1,12 @@
-/**
- * README "The request scope": a hook that holds a lease for the request's
- * lifetime and reports its release as an effect.
- */
-import { Schedule } from "effect"
-// #region readme
-import { Effect } from "effect"
-import { Hook, HookEffects, RequestScope } from "effect-agent-pipeline"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Option, Schedule } from "effect"
+import { Agent, ExecutionStore, Hook, HookEffects, Pipeline, RequestScope } from "effect-agent-pipeline"
+import { weatherForecast } from "./tools.js"
 
-export const lease = Hook.make({
+// Stands in for a real lease renewal (a Redis PEXPIRE, a database heartbeat).
+const renewLeaseForever = Effect.void.pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.asVoid)
+
+const lease = Hook.make({
   name: "lease",
   beforePlanning: () =>
     Effect.gen(function*() {
@@ -20,7 +19,14 @@ export const lease = Hook.make({
       yield* RequestScope.fork(renewLeaseForever) // interrupted when the request ends
     }).pipe(Effect.ignore)
 })
-// #endregion readme
 
-/** Stands in for a real lease renewal (a Redis PEXPIRE, a database heartbeat). */
-const renewLeaseForever = Effect.void.pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.asVoid)
+const main = Effect.gen(function*() {
+  const pipeline = yield* Pipeline.Pipeline
+  yield* pipeline.process({ request: "What's the weather forecast in Lisbon?", requestId: "lease-1" })
+  const record = yield* Effect.flatMap(ExecutionStore.ExecutionStore, (store) => store.get("lease-1"))
+  for (const run of Option.match(record, { onNone: () => [], onSome: (r) => r.hookInvocations })) {
+    for (const effect of run.effects) yield* Console.log(`${run.name}: ${effect.effectId} ${effect.status}`)
+  }
+}).pipe(Effect.provide(Agent.layerOffline({ tools: [weatherForecast], hooks: [lease] })))
+
+NodeRuntime.runMain(main)

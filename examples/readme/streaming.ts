@@ -1,21 +1,17 @@
-/**
- * README "Results and streaming": what `process` returns, the events
- * `stream` emits, and telling typed errors apart.
- */
-import { weatherForecast } from "../shared/DemoTools.js"
-// #region readme
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
 import { Agent, Pipeline } from "effect-agent-pipeline"
+import { weatherForecast } from "./tools.js"
 
 // Buffered: Completed (with the AgentResponse) or Suspended (waiting for a human).
-export const buffered = Effect.gen(function*() {
+const buffered = Effect.gen(function*() {
   const pipeline = yield* Pipeline.Pipeline
   const result = yield* pipeline.process({ request: "What's the weather forecast in Lisbon?" })
   switch (result._tag) {
     case "Completed": {
       const { confidence, phases, rawDraft, response } = result.response
-      yield* Console.log(`${response} (confidence ${confidence}, ${phases.length} phase)`)
-      yield* Console.log(`the model's draft before AfterSynthesis hooks: ${rawDraft}`)
+      yield* Console.log(`${response}\n(confidence ${confidence}, ${phases.length} phase)`)
+      yield* Console.log(`the draft before AfterSynthesis hooks is the same: ${rawDraft === response}`)
       break
     }
     case "Suspended":
@@ -25,15 +21,22 @@ export const buffered = Effect.gen(function*() {
 
 // Streamed: Token events as the model writes, then exactly one Completed
 // (the final response, after AfterSynthesis hooks) or Suspended.
-export const streamed = Effect.gen(function*() {
+const streamed = Effect.gen(function*() {
   const pipeline = yield* Pipeline.Pipeline
+  let text = ""
+  let tokens = 0
   yield* pipeline.stream({ request: "What's the weather forecast in Lisbon?" }).pipe(
     Stream.runForEach((event) => {
       switch (event._tag) {
         case "Token":
-          return Console.log(`token: ${JSON.stringify(event.text)}`)
+          return Effect.sync(() => {
+            text += event.text
+            tokens++
+          })
         case "Completed":
-          return Console.log(`final: ${event.response.response}`)
+          return Console.log(
+            `${tokens} tokens, then Completed; they add up to its response: ${text === event.response.response}`
+          )
         case "Suspended":
           return Console.log(`suspended: ${event.checkpoint.checkpointId}`)
       }
@@ -42,12 +45,22 @@ export const streamed = Effect.gen(function*() {
 })
 
 // Every failure is a typed PipelineError: handle the ones you expect by tag.
-export const safely = streamed.pipe(
+const safely = streamed.pipe(
   Effect.catchTags({
     InvalidRequest: (e) => Console.log(`bad request at ${e.path}: ${e.detail}`),
-    PlanningError: (e) => Console.log(`the model did not produce a valid plan: ${e.detail}`)
+    PlanningError: (e) => Console.log(`the model did not produce a valid plan (${e.reason})`)
   })
 )
 
-export const AgentLive = Agent.layerOffline({ tools: [weatherForecast] })
-// #endregion readme
+// A model that answers something that is not a plan, twice (the re-ask too).
+const Confused = Agent.layerTest({ tools: [], script: { plans: ["not a plan", "still not"], synthesis: "" } })
+
+const main = Effect.gen(function*() {
+  yield* buffered
+  yield* safely
+}).pipe(
+  Effect.provide(Agent.layerOffline({ tools: [weatherForecast] })),
+  Effect.zipRight(Effect.provide(safely, Confused))
+)
+
+NodeRuntime.runMain(main)

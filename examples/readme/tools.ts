@@ -1,13 +1,8 @@
-/**
- * README "Defining tools": a tool with a typed failure and a handler that
- * needs a service; the service becomes a requirement of the agent Layer.
- */
-// #region readme
 import { Tool } from "@effect/ai"
 import { Context, Effect, Layer, Schema } from "effect"
-import { Agent, ToolRegistry } from "effect-agent-pipeline"
+import { ToolRegistry } from "effect-agent-pipeline"
 
-// The tool's name is the capability a plan step calls; the planner reads the
+// A tool's name is the capability a plan step calls; the planner reads the
 // description and the parameters' JSON Schema.
 const StockQuote = Tool.make("stock_quote", {
   description: "Latest stock quote (price) for a ticker symbol",
@@ -16,8 +11,20 @@ const StockQuote = Tool.make("stock_quote", {
   failure: Schema.Struct({ reason: Schema.String })
 })
 
-// A service the handler needs (a market-data client, a database…).
-class Quotes extends Context.Tag("app/Quotes")<Quotes, {
+const ExecuteTrade = Tool.make("execute_trade", {
+  description: "Submit a buy or sell trade order for shares of a stock (mock: never trades)",
+  parameters: { symbol: Schema.String, quantity: Schema.Number, side: Schema.Literal("buy", "sell") },
+  success: Schema.Struct({ orderId: Schema.String, status: Schema.String })
+})
+
+const WeatherForecast = Tool.make("weather_forecast", {
+  description: "Weather forecast (temperature, conditions) for a city",
+  parameters: { city: Schema.String },
+  success: Schema.Struct({ city: Schema.String, temperatureC: Schema.Number, conditions: Schema.String })
+})
+
+// A service the quote handler needs (a market-data client, a database…).
+export class Quotes extends Context.Tag("app/Quotes")<Quotes, {
   readonly latest: (symbol: string) => Effect.Effect<number, Error>
 }>() {}
 
@@ -35,8 +42,21 @@ export const stockQuote = ToolRegistry.entry({
     })
 })
 
-export const QuotesLive = Layer.succeed(Quotes, { latest: () => Effect.succeed(123.45) })
+export const executeTrade = ToolRegistry.entry({
+  namespace: "market-data",
+  agent: "trading-service",
+  tool: ExecuteTrade,
+  handler: ({ quantity, side, symbol }) =>
+    Effect.succeed({ orderId: `mock-${side}-${symbol}-${quantity}`, status: "accepted (mock)" })
+})
 
-// The agent Layer requires what the handlers require.
-export const AgentLive = Agent.layerOffline({ tools: [stockQuote] }).pipe(Layer.provide(QuotesLive))
-// #endregion readme
+export const weatherForecast = ToolRegistry.entry({
+  namespace: "weather",
+  agent: "weather-service",
+  tool: WeatherForecast,
+  handler: ({ city }) => Effect.succeed({ city, temperatureC: 21, conditions: "sunny" })
+})
+
+// A stand-in for a real market-data client. An agent whose tools include
+// stockQuote requires Quotes: provide it to the agent's Layer.
+export const QuotesLive = Layer.succeed(Quotes, { latest: () => Effect.succeed(123.45) })

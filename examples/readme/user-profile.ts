@@ -1,13 +1,6 @@
-/**
- * README "Hooks" (the user profile): `user_profile` is inserted verbatim, so
- * its writer supplies the `<user_profile>` block; UserProfile.render builds
- * it with the name and every fact escaped. Run by
- * test/adversarial/SectionEscaping.test.ts.
- */
-import { weatherForecast } from "../shared/DemoTools.js"
-// #region readme
 import { Effect } from "effect"
 import { Agent, Hook, UserProfile } from "effect-agent-pipeline"
+import { weatherForecast } from "./tools.js"
 
 // What a user store knows. Facts come from users: they may hold anything.
 const profiles: Readonly<Record<string, UserProfile.Profile>> = {
@@ -26,4 +19,3 @@ export const profile = Hook.make({
 })
 
 export const AgentLive = Agent.layerOffline({ tools: [weatherForecast], hooks: [profile] })
-// #endregion readme

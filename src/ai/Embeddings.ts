@@ -23,18 +23,22 @@ import { Effect, Layer } from "effect"
  * The offline embedder's options.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface OfflineOptions {
   /** The vector length. Default: 256. */
   readonly dimensions?: number | undefined
 }
 
-/** @since 0.1.0 */
-export const DEFAULT_DIMENSIONS = 256
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultDimensions = 256
 
-const WORD_WEIGHT = 1
-const TRIGRAM_WEIGHT = 0.5
-const WORD = /[\p{L}\p{N}]+/gu
+const wordWeight = 1
+const trigramWeight = 0.5
+const wordPattern = /[\p{L}\p{N}]+/gu
 
 const fnv1a = (text: string): number => {
   let hash = 0x811c9dc5
@@ -66,17 +70,18 @@ const add = (vector: Array<number>, feature: string, weight: number): void => {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const embedOffline = (text: string, dimensions: number = DEFAULT_DIMENSIONS): Array<number> => {
+export const embedOffline = (text: string, dimensions: number = defaultDimensions): Array<number> => {
   if (!Number.isInteger(dimensions) || dimensions < 1) {
     throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`)
   }
   const vector = new Array<number>(dimensions).fill(0)
-  for (const match of text.toLowerCase().matchAll(WORD)) {
+  for (const match of text.toLowerCase().matchAll(wordPattern)) {
     const word = match[0]
-    add(vector, `w:${word}`, WORD_WEIGHT)
+    add(vector, `w:${word}`, wordWeight)
     const marked = `<${word}>`
-    for (let i = 0; i + 3 <= marked.length; i++) add(vector, `t:${marked.slice(i, i + 3)}`, TRIGRAM_WEIGHT)
+    for (let i = 0; i + 3 <= marked.length; i++) add(vector, `t:${marked.slice(i, i + 3)}`, trigramWeight)
   }
   let norm = 0
   for (const x of vector) norm += x * x
@@ -90,6 +95,7 @@ export const embedOffline = (text: string, dimensions: number = DEFAULT_DIMENSIO
  * zeros).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
   if (a.length !== b.length) throw new RangeError(`vectors of different lengths: ${a.length} and ${b.length}`)
@@ -108,9 +114,10 @@ export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): numb
  * The offline embedder as an `EmbeddingModel` service.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeOffline = (options: OfflineOptions = {}): Effect.Effect<EmbeddingModel.Service> => {
-  const dimensions = options.dimensions ?? DEFAULT_DIMENSIONS
+  const dimensions = options.dimensions ?? defaultDimensions
   return EmbeddingModel.make({
     embedMany: (inputs) =>
       Effect.sync(() => inputs.map((input, index) => ({ index, embeddings: embedOffline(input, dimensions) })))
@@ -133,6 +140,7 @@ export const makeOffline = (options: OfflineOptions = {}): Effect.Effect<Embeddi
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerOffline = (options: OfflineOptions = {}): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
   Layer.effect(EmbeddingModel.EmbeddingModel, makeOffline(options))

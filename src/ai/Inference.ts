@@ -31,15 +31,15 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { Context, Effect, Either, Layer, Option, type ParseResult, Stream } from "effect"
-import type { Call, CallRef, Coordinates } from "../domain/Operation.js"
+import { joinSurrogates } from "../domain/internal/utf8Chunks.js"
+import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { type HookDenied, type HookFailed, PlanningError, SynthesisError } from "../domain/PipelineError.js"
 import { escapeContent } from "../domain/PromptSections.js"
 import { decodeTextEither, type RoutingPlan } from "../domain/RoutingPlan.js"
-import { joinSurrogates } from "../domain/Utf8Chunks.js"
 import { HookRuntime } from "../runtime/HookRuntime.js"
-import { withFirst } from "../runtime/internal/withFirst.js"
-import type { RequestRecorder } from "../runtime/RequestRecorder.js"
-import { type CallInfo, clientOf, makeCaller } from "./internal/modelCalls.js"
+import { makeCaller } from "./internal/modelCalls.js"
+import { clientOf } from "./internal/modelClient.js"
+import type { CallInfo } from "./internal/modelRecord.js"
 import { aiErrorText } from "./internal/safeAiError.js"
 import * as ModelPolicy from "./ModelPolicy.js"
 import { DirectModel } from "./ModelProvider.js"
@@ -48,13 +48,13 @@ import { DirectModel } from "./ModelProvider.js"
  * One model call: its prompt and where it happens.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface InferenceRequest {
   readonly prompt: string
   readonly coordinates: Coordinates
   /** The operation run that makes the call (the phase for planning, the request for synthesis). */
   readonly parent?: CallRef | undefined
-  readonly recorder: RequestRecorder
 }
 
 /**
@@ -62,6 +62,7 @@ export interface InferenceRequest {
  * text once.
  *
  * @since 0.1.0
+ * @category models
  */
 export type StreamPart =
   | { readonly _tag: "Delta"; readonly text: string }
@@ -71,12 +72,19 @@ export type StreamPart =
  * The seam service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class Inference extends Context.Tag("effect-agent-pipeline/Inference")<Inference, Inference.Service>() {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace Inference {
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     /** A plan as structured output, decoded by the `RoutingPlan` Schema (not yet validated). */
     readonly plan: (request: InferenceRequest) => Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed>
@@ -92,6 +100,7 @@ export declare namespace Inference {
  * a `LanguageModel` Layer's services, see {@link layerFallback}.
  *
  * @since 0.1.0
+ * @category services
  */
 export class FallbackModel extends Context.Tag("effect-agent-pipeline/FallbackModel")<FallbackModel, {
   readonly languageModel: LanguageModel.Service
@@ -110,6 +119,7 @@ export class FallbackModel extends Context.Tag("effect-agent-pipeline/FallbackMo
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerFallback = <E, R>(
   model: Layer.Layer<LanguageModel.LanguageModel, E, R>
@@ -164,6 +174,7 @@ const invalidPlan = (text: string, error: ParseResult.ParseError, phase: number)
  * the model policy.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeWith = (
   policy: ModelPolicy.ModelPolicy
@@ -174,7 +185,7 @@ export const makeWith = (
     // else any LanguageModel through @effect/ai.
     const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectModel))
     const fallback = Option.getOrUndefined(yield* Effect.serviceOption(FallbackModel))
-    const { operations } = yield* HookRuntime
+    const { withOperation, withOperationStream } = (yield* HookRuntime).operations
     const caller = makeCaller(
       policy,
       clientOf("primary", model, direct),
@@ -184,151 +195,92 @@ export const makeWith = (
     const info = (request: InferenceRequest, purpose: CallInfo["purpose"], reask = 0): CallInfo => ({
       purpose,
       phase: request.coordinates.phase,
-      reask,
-      recorder: request.recorder
+      reask
     })
 
-    const call = (request: InferenceRequest, purpose: "planning" | "synthesis", streamed: boolean) =>
-      operations.call("inference", {
-        coordinates: request.coordinates,
-        parent: request.parent,
-        payload: { purpose, streamed, prompt: request.prompt }
-      })
+    /** The inference run of `request`, asking `prompt`. */
+    const inference = (
+      request: InferenceRequest,
+      purpose: "planning" | "synthesis",
+      streamed: boolean,
+      prompt = request.prompt
+    ) => ({
+      operation: "inference" as const,
+      coordinates: request.coordinates,
+      parent: request.parent,
+      payload: { purpose, streamed, prompt }
+    })
 
     /**
-     * One ask for a plan: one inference run. `rejected` is set when the
-     * model's own answer was not a plan (worth a re-ask); an answer an
+     * One ask for a plan: one inference run, whose plan is decoded from the
+     * transformed answer inside the run. When the model's own answer is not
+     * a plan, the ask is repeated with a prompt that carries the rejected
+     * output and why (up to `planReasks` times); an answer an
      * after_inference transform rewrote into something that is not a plan
      * is not re-asked (asking again would meet the same hook).
      */
-    const generatePlan = (request: InferenceRequest, reask: number, prompt: string) =>
-      Effect.mapError(
-        caller.generate(info(request, "planning", reask), prompt, "plan"),
-        planningFailure(request.coordinates.phase ?? 1)
-      )
-    const decodePlan = (
-      request: InferenceRequest,
-      text: string,
-      answered: string,
-      rejected: { value: boolean }
-    ): Effect.Effect<RoutingPlan, PlanningError> => {
-      const plan = decodeTextEither(text)
-      if (Either.isRight(plan)) return Effect.succeed(plan.right)
-      rejected.value = text === answered
-      return Effect.fail(invalidPlan(text, plan.left, request.coordinates.phase ?? 1))
-    }
-    // The observed bodies are defined once, not per call: a generator created
-    // per call loses its optimized code whenever a full GC finds none in flight.
-    const planObserved = Effect.fnUntraced(function*(
-      request: InferenceRequest,
-      snapshot: Call<"inference">,
-      reask: number,
-      rejected: { value: boolean }
-    ) {
-      const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-      const response = yield* generatePlan(request, reask, prompt)
-      // A rewritten response is decoded from the rewritten text.
-      const text = yield* operations.transform("after_inference", snapshot, response.text, request.recorder)
-      return yield* decodePlan(request, text, response.text, rejected)
-    })
-    const planOnce = (
-      request: InferenceRequest,
-      reask: number,
-      rejected: { value: boolean }
-    ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
-      if (!operations.observes("inference")) {
-        return Effect.flatMap(
-          generatePlan(request, reask, request.prompt),
-          (response) => decodePlan(request, response.text, response.text, rejected)
-        )
-      }
-      return Effect.flatMap(call(request, "planning", false), withFirst(runPlanObserved, { request, reask, rejected }))
-    }
-    const runPlanObserved = (
-      ask: { readonly request: InferenceRequest; readonly reask: number; readonly rejected: { value: boolean } },
-      snapshot: Call<"inference">
-    ) => operations.run(snapshot, ask.request.recorder, planObserved(ask.request, snapshot, ask.reask, ask.rejected))
-
     const plan: Inference.Service["plan"] = (request) => {
+      const phase = request.coordinates.phase ?? 1
       const ask = (
         reask: number,
         prompt: string
-      ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> => {
-        const rejected = { value: false }
-        const once = planOnce(reask === 0 ? request : { ...request, prompt }, reask, rejected)
-        if (reask >= policy.planReasks) return once
-        return Effect.catchIf(
-          once,
-          (error): error is PlanningError => rejected.value && error._tag === "PlanningError",
-          (error) => ask(reask + 1, reaskPrompt(request.prompt, error.output ?? "", error.detail))
-        )
-      }
+      ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> =>
+        Effect.suspend(() => {
+          let answered: string | undefined
+          let rejected = false
+          const once = withOperation(inference(request, "planning", false, prompt))(
+            (prompt) =>
+              caller.generate(info(request, "planning", reask), prompt, "plan").pipe(
+                Effect.mapBoth({
+                  onFailure: planningFailure(phase),
+                  onSuccess: (response) => (answered = response.text)
+                })
+              ),
+            (text) => {
+              const decoded = decodeTextEither(text)
+              if (Either.isRight(decoded)) return Effect.succeed(decoded.right)
+              rejected = text === answered
+              return Effect.fail(invalidPlan(text, decoded.left, phase))
+            }
+          )
+          if (reask >= policy.planReasks) return once
+          return Effect.catchIf(
+            once,
+            (error): error is PlanningError => rejected && error._tag === "PlanningError",
+            (error) => ask(reask + 1, reaskPrompt(request.prompt, error.output ?? "", error.detail))
+          )
+        })
       return ask(0, request.prompt)
     }
 
-    const generateText = (request: InferenceRequest, prompt: string): Effect.Effect<string, SynthesisError> =>
-      Effect.mapBoth(caller.generate(info(request, "synthesis"), prompt, "text"), {
-        onFailure: synthesisFailure,
-        onSuccess: (response) => response.text
-      })
+    const complete: Inference.Service["complete"] = (request) =>
+      withOperation(inference(request, "synthesis", false))((prompt) =>
+        Effect.mapBoth(caller.generate(info(request, "synthesis"), prompt, "text"), {
+          onFailure: synthesisFailure,
+          onSuccess: (response) => response.text
+        })
+      )
 
-    const completeObserved = Effect.fnUntraced(function*(request: InferenceRequest, snapshot: Call<"inference">) {
-      const prompt = yield* operations.transform("before_inference", snapshot, request.prompt, request.recorder)
-      const text = yield* generateText(request, prompt)
-      return yield* operations.transform("after_inference", snapshot, text, request.recorder)
-    })
-
-    const complete: Inference.Service["complete"] = (request) => {
-      if (!operations.observes("inference")) return generateText(request, request.prompt)
-      return Effect.flatMap(call(request, "synthesis", false), withFirst(runCompleteObserved, request))
-    }
-    const runCompleteObserved = (request: InferenceRequest, snapshot: Call<"inference">) =>
-      operations.run(snapshot, request.recorder, completeObserved(request, snapshot))
-
-    const deltas = (request: InferenceRequest, prompt: string): Stream.Stream<string, SynthesisError> =>
-      caller.stream(info(request, "synthesis"), prompt).pipe(Stream.mapError(synthesisFailure), joinSurrogates)
-
-    const stream: Inference.Service["stream"] = (request) => {
-      if (!operations.observes("inference")) {
+    // Observers and guards see the whole stream as one run: it begins when
+    // the stream is opened and ends with it — canceled when its consumer
+    // stops pulling before the end.
+    const stream: Inference.Service["stream"] = (request) =>
+      withOperationStream(inference(request, "synthesis", true))((prompt, after) => {
         const parts: Array<string> = []
         return Stream.concat(
-          Stream.map(deltas(request, request.prompt), (text): StreamPart => {
-            parts.push(text)
-            return { _tag: "Delta", text }
-          }),
-          Stream.sync((): StreamPart => ({ _tag: "Done", text: parts.join("") }))
+          caller.stream(info(request, "synthesis"), prompt).pipe(
+            Stream.mapError(synthesisFailure),
+            joinSurrogates,
+            Stream.map((text): StreamPart => {
+              parts.push(text)
+              return { _tag: "Delta", text }
+            })
+          ),
+          Stream.fromEffect(
+            Effect.map(Effect.suspend(() => after(parts.join(""))), (text): StreamPart => ({ _tag: "Done", text }))
+          )
         )
-      }
-      return Stream.unwrap(
-        Effect.map(call(request, "synthesis", true), (snapshot) =>
-          // Observers and guards see the whole stream as one run: it begins
-          // when the stream is opened and ends with it — canceled when its
-          // consumer stops pulling before the end.
-          operations.runStream(snapshot, request.recorder, Effect.void, () =>
-            Stream.unwrap(
-              Effect.map(
-                operations.transform("before_inference", snapshot, request.prompt, request.recorder),
-                (prompt) => {
-                  const parts: Array<string> = []
-                  return Stream.concat(
-                    Stream.map(deltas(request, prompt), (text): StreamPart => {
-                      parts.push(text)
-                      return { _tag: "Delta", text }
-                    }),
-                    Stream.fromEffect(
-                      Effect.map(
-                        Effect.suspend(() =>
-                          operations.transform("after_inference", snapshot, parts.join(""), request.recorder)
-                        ),
-                        (text): StreamPart => ({ _tag: "Done", text })
-                      )
-                    )
-                  )
-                }
-              )
-            )))
-      )
-    }
+      })
 
     return { plan, complete, stream }
   })
@@ -337,6 +289,7 @@ export const makeWith = (
  * {@link makeWith} on the default model policy.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Inference.Service, never, LanguageModel.LanguageModel | HookRuntime> = makeWith(
   ModelPolicy.defaults
@@ -346,6 +299,7 @@ export const make: Effect.Effect<Inference.Service, never, LanguageModel.Languag
  * The seam as a Layer over the installed `LanguageModel` and hook runtime.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Inference, never, LanguageModel.LanguageModel | HookRuntime> = Layer.effect(
   Inference,
@@ -357,6 +311,7 @@ export const layer: Layer.Layer<Inference, never, LanguageModel.LanguageModel | 
  * the pipeline options).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = (
   policy: ModelPolicy.ModelPolicy

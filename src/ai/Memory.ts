@@ -9,10 +9,10 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option } from "effect"
+import { Effect, FiberRef } from "effect"
 import type { MemoryRecord } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
-import * as RequestScope from "../runtime/RequestScope.js"
+import { currentRequest } from "../runtime/Operations.js"
 import { MemoryStore, type MemoryStoreError } from "../stores/MemoryStore.js"
 
 /**
@@ -33,64 +33,46 @@ import { MemoryStore, type MemoryStoreError } from "../stores/MemoryStore.js"
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const load = (
+export const load: (
   scope: string,
   query: string,
   options?: { readonly limit?: number | undefined }
-): Effect.Effect<ReadonlyArray<MemoryRecord>, MemoryStoreError | HookDenied | HookFailed, MemoryStore> =>
-  Effect.gen(function*() {
-    const store = yield* MemoryStore
-    const limit = options?.limit ?? 10
-    const request = yield* RequestScope.current
-    if (Option.isNone(request) || !request.value.operations.observes("memory_load")) {
-      return yield* store.load(scope, query, limit)
-    }
-    const { call: parent, operations, recorder, requestId } = request.value
-    const call = yield* operations.call("memory_load", {
-      coordinates: { requestId },
-      parent,
-      payload: { scope, query, limit }
-    })
-    return yield* operations.run(
-      call,
-      recorder,
-      Effect.gen(function*() {
-        const rewritten = yield* operations.transform("before_memory_load", call, query, recorder)
-        const records = yield* store.load(scope, rewritten, limit)
-        return yield* operations.transform("after_memory_load", call, records, recorder)
-      })
-    )
-  })
+) => Effect.Effect<ReadonlyArray<MemoryRecord>, MemoryStoreError | HookDenied | HookFailed, MemoryStore> = Effect.fn(
+  "Memory.load"
+)(function*(scope: string, query: string, options?: { readonly limit?: number | undefined }) {
+  const store = yield* MemoryStore
+  const limit = options?.limit ?? 10
+  const request = yield* FiberRef.get(currentRequest)
+  if (request === undefined) return yield* store.load(scope, query, limit)
+  return yield* request.operations.withOperation({
+    operation: "memory_load",
+    coordinates: { requestId: request.requestId },
+    parent: request.call,
+    payload: { scope, query, limit }
+  })((query) => store.load(scope, query, limit))
+})
 
 /**
  * Stores a record in `scope`; returns its id.
  *
  * @since 0.1.0
+ * @category utils
  */
-export const store = (
+export const store: (
   scope: string,
   record: MemoryRecord
-): Effect.Effect<string, MemoryStoreError | HookDenied | HookFailed, MemoryStore> =>
-  Effect.gen(function*() {
+) => Effect.Effect<string, MemoryStoreError | HookDenied | HookFailed, MemoryStore> = Effect.fn("Memory.store")(
+  function*(scope: string, record: MemoryRecord) {
     const memory = yield* MemoryStore
-    const request = yield* RequestScope.current
-    if (Option.isNone(request) || !request.value.operations.observes("memory_store")) {
-      return yield* memory.store(scope, record)
-    }
-    const { call: parent, operations, recorder, requestId } = request.value
-    const call = yield* operations.call("memory_store", {
-      coordinates: { requestId },
-      parent,
+    const request = yield* FiberRef.get(currentRequest)
+    if (request === undefined) return yield* memory.store(scope, record)
+    return yield* request.operations.withOperation({
+      operation: "memory_store",
+      coordinates: { requestId: request.requestId },
+      parent: request.call,
       payload: { scope, record }
-    })
-    return yield* operations.run(
-      call,
-      recorder,
-      Effect.gen(function*() {
-        const scrubbed = yield* operations.transform("before_memory_store", call, record, recorder)
-        const id = yield* memory.store(scope, scrubbed)
-        return yield* operations.transform("after_memory_store", call, id, recorder)
-      })
-    )
-  })
+    })((record) => memory.store(scope, record))
+  }
+)

@@ -32,6 +32,7 @@ import * as ProviderEndpoint from "./ProviderEndpoint.js"
  * The chosen language model.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ModelChoice =
   | { readonly provider: "offline" }
@@ -41,6 +42,7 @@ export type ModelChoice =
  * The chosen embedding model.
  *
  * @since 0.1.0
+ * @category models
  */
 export type EmbeddingsChoice =
   | { readonly provider: "offline" }
@@ -67,6 +69,7 @@ const choice = <P extends string>(variable: string, providers: ReadonlyArray<P>)
  * The language model, read from `AGENT_MODEL`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const model: Config.Config<ModelChoice> = Config.string("AGENT_MODEL").pipe(
   Config.withDefault("offline"),
@@ -77,6 +80,7 @@ export const model: Config.Config<ModelChoice> = Config.string("AGENT_MODEL").pi
  * The embedding model, read from `AGENT_EMBEDDINGS`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const embeddings: Config.Config<EmbeddingsChoice> = Config.string("AGENT_EMBEDDINGS").pipe(
   Config.withDefault("offline"),
@@ -111,6 +115,7 @@ const loadAnthropic = (variable: string) =>
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const languageModelLayer = (
   choice: ModelChoice
@@ -137,6 +142,7 @@ export const languageModelLayer = (
  * The embedding model Layer for a choice.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const embeddingModelLayer = (
   choice: EmbeddingsChoice
@@ -166,6 +172,7 @@ export const embeddingModelLayer = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerLanguageModel: Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.flatMap(model, languageModelLayer)
@@ -186,6 +193,7 @@ export const layerLanguageModel: Layer.Layer<LanguageModel.LanguageModel, Config
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerEmbeddingModel: Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> = Layer
   .unwrapEffect(Effect.flatMap(embeddings, embeddingModelLayer))

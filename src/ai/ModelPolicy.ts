@@ -30,6 +30,7 @@ import type { ModelCallRecording } from "../domain/ModelCall.js"
  * A model call that did not answer within its timeout.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ModelTimeout extends Schema.TaggedError<ModelTimeout>("effect-agent-pipeline/ModelTimeout")(
   "ModelTimeout",
@@ -47,6 +48,7 @@ export class ModelTimeout extends Schema.TaggedError<ModelTimeout>("effect-agent
  * delta that crossed it for a stream.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ModelOutputTooLarge extends Schema.TaggedError<ModelOutputTooLarge>(
   "effect-agent-pipeline/ModelOutputTooLarge"
@@ -67,6 +69,7 @@ export class ModelOutputTooLarge extends Schema.TaggedError<ModelOutputTooLarge>
  * What a model call can fail with before the pipeline names it.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ModelFailure = AiError.AiError | ModelTimeout | ModelOutputTooLarge
 
@@ -74,6 +77,7 @@ export type ModelFailure = AiError.AiError | ModelTimeout | ModelOutputTooLarge
  * The policy.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ModelPolicy {
   readonly timeout: Duration.Duration
@@ -95,6 +99,7 @@ export interface ModelPolicy {
  * apart), 1 re-ask, model calls recorded in full, 1 MiB of output per call.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaults: ModelPolicy = {
   timeout: Duration.seconds(60),
@@ -106,7 +111,7 @@ export const defaults: ModelPolicy = {
   maxOutputBytes: 1_048_576
 }
 
-const TRANSIENT_STATUS = new Set([408, 409, 429, 500, 502, 503, 504])
+const transientStatus = new Set([408, 409, 429, 500, 502, 503, 504])
 
 /**
  * Whether a failure is worth another attempt (see the module comment).
@@ -115,6 +120,7 @@ const TRANSIENT_STATUS = new Set([408, 409, 429, 500, 502, 503, 504])
  * output is not what was asked for.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isTransient = (failure: ModelFailure): boolean => {
   switch (failure._tag) {
@@ -129,7 +135,7 @@ export const isTransient = (failure: ModelFailure): boolean => {
       // not decode is still a 401); a 2xx that did not decode is the
       // provider's fault.
       return failure.response.status >= 400
-        ? TRANSIENT_STATUS.has(failure.response.status) || failure.response.status >= 500
+        ? transientStatus.has(failure.response.status) || failure.response.status >= 500
         : failure.reason !== "StatusCode"
     case "MalformedOutput":
       return failure.module !== "LanguageModel"
@@ -170,6 +176,7 @@ const retryAfterMillis = (failure: ModelFailure, now: number): number | undefine
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const retryDelay = (
   policy: ModelPolicy,
@@ -189,6 +196,7 @@ export const retryDelay = (
  * `attempt(2)`, … (on the fiber's `Clock`, so `TestClock` drives the waits).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const withRetries = <A, E extends ModelFailure, R>(
   policy: ModelPolicy,

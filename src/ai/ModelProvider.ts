@@ -25,10 +25,12 @@ import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
 import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
 import { wireJsonSchema } from "../domain/PlanWire.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
-import * as Unprovided from "./internal/unprovided.js"
 
 export type {
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category models
+   */
   ModelResponse
 } from "../domain/ModelCall.js"
 
@@ -38,12 +40,19 @@ type Format = "text" | "plan"
  * The narrow model interface the pipeline calls.
  *
  * @since 0.1.0
+ * @category services
  */
 export class DirectModel extends Context.Tag("effect-agent-pipeline/DirectModel")<DirectModel, DirectModel.Service>() {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace DirectModel {
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     /** A buffered answer: the text of the response's text parts, joined. */
     readonly generateText: (prompt: string) => Effect.Effect<ModelResponse, AiError.AiError>
@@ -59,6 +68,7 @@ export declare namespace DirectModel {
  * Both faces of one provider.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Provider {
   readonly languageModel: LanguageModel.Service
@@ -73,19 +83,20 @@ export interface Provider {
  * with its text, whichever path the model took.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const PlanRequest = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
   jsonSchema: { ...wireJsonSchema, description: "A routing plan: the tool calls (steps) that answer the request" }
 })
 
-const PLAN_FORMAT = { type: "json", objectName: "routing_plan", schema: PlanRequest } as const
-const TEXT_FORMAT = { type: "text" } as const
+const planFormat = { type: "json", objectName: "routing_plan", schema: PlanRequest } as const
+const textFormat = { type: "text" } as const
 // The attributes `LanguageModel.make` puts on its spans, kept identical.
-const PLAN_SPAN = {
+const planSpan = {
   captureStackTrace: false,
   attributes: { objectName: "routing_plan", concurrency: undefined, toolChoice: undefined }
 }
-const TEXT_SPAN = { captureStackTrace: false, attributes: { concurrency: undefined, toolChoice: undefined } }
+const textSpan = { captureStackTrace: false, attributes: { concurrency: undefined, toolChoice: undefined } }
 
 const malformed = (method: string, description: string) =>
   new AiError.MalformedOutput({ module: "LanguageModel", method, description })
@@ -97,6 +108,7 @@ const count = (n: unknown): number | undefined => (typeof n === "number" && Numb
  * JavaScript put there; counts that are not integers are left out).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const usageOf = (usage: unknown): ModelUsage | undefined => {
   if (typeof usage !== "object" || usage === null) return undefined
@@ -159,6 +171,7 @@ const responseOf = (
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Provider> =>
   Effect.gen(function*() {
@@ -171,13 +184,13 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
     ): Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator> =>
       useSpan(
         format === "plan" ? "LanguageModel.generateObject" : "LanguageModel.generateText",
-        format === "plan" ? PLAN_SPAN : TEXT_SPAN,
+        format === "plan" ? planSpan : textSpan,
         (span) =>
           params.generateText({
             prompt: Prompt.make(prompt),
             tools: [],
             toolChoice: "none",
-            responseFormat: format === "plan" ? PLAN_FORMAT : TEXT_FORMAT,
+            responseFormat: format === "plan" ? planFormat : textFormat,
             span
           }).pipe(
             Effect.flatMap((parts) =>
@@ -218,20 +231,14 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
       generateText: (prompt) => Effect.provideService(generateText(prompt), IdGenerator.IdGenerator, idGenerator),
       generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator)
     }
-    return {
-      languageModel,
-      direct: Unprovided.register(direct, {
-        services: Context.make(IdGenerator.IdGenerator, idGenerator),
-        generateText,
-        generatePlan
-      })
-    }
+    return { languageModel, direct }
   })
 
 /**
  * A `LanguageModel` response as a {@link ModelResponse}.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const responseOfText = (
   response: { readonly text: string; readonly usage: Response.Usage; readonly content: ReadonlyArray<Response.AnyPart> }
@@ -256,6 +263,7 @@ const annotate = (span: Tracer.Span, response: ModelResponse) =>
  * The provider as a Layer of both services.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = <E, R>(
   provider: Effect.Effect<Provider, E, R>

@@ -43,6 +43,7 @@ import * as ModelProvider from "./ModelProvider.js"
  * (the text of the last user message).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const planFromPrompt: (prompt: string) => RoutingPlanInput = planning.planFromPrompt
 
@@ -51,6 +52,7 @@ export const planFromPrompt: (prompt: string) => RoutingPlanInput = planning.pla
  * last user message).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const synthesisFromPrompt: (prompt: string) => string = synthesis.synthesisFromPrompt
 
@@ -58,7 +60,7 @@ export const synthesisFromPrompt: (prompt: string) => string = synthesis.synthes
 // Provider
 // =============================================================================
 
-const TEXT_ID = "offline-text"
+const textId = "offline-text"
 
 /** Rough token estimate (4 characters a token); the model counts nothing. */
 const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
@@ -104,6 +106,7 @@ const reply = (options: LanguageModel.ProviderOptions, method: string): Effect.E
  * pipeline's direct interface (see `ModelProvider`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const provider: Effect.Effect<ModelProvider.Provider> = ModelProvider.make({
   generateText: (options) =>
@@ -115,9 +118,9 @@ export const provider: Effect.Effect<ModelProvider.Provider> = ModelProvider.mak
     Stream.unwrap(
       Effect.map(reply(options, "streamText"), ({ prompt, text }) =>
         Stream.fromIterable<Response.StreamPartEncoded>([
-          { type: "text-start", id: TEXT_ID },
-          ...wordChunks(text).map((delta): Response.StreamPartEncoded => ({ type: "text-delta", id: TEXT_ID, delta })),
-          { type: "text-end", id: TEXT_ID },
+          { type: "text-start", id: textId },
+          ...wordChunks(text).map((delta): Response.StreamPartEncoded => ({ type: "text-delta", id: textId, delta })),
+          { type: "text-end", id: textId },
           finishPart(prompt, text)
         ]))
     )
@@ -153,6 +156,7 @@ export const provider: Effect.Effect<ModelProvider.Provider> = ModelProvider.mak
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<LanguageModel.Service> = Effect.map(provider, (p) => p.languageModel)
 
@@ -168,5 +172,6 @@ export const make: Effect.Effect<LanguageModel.Service> = Effect.map(provider, (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> = ModelProvider.layer(provider)

@@ -18,6 +18,7 @@ import type { Inference, InferenceRequest } from "./Inference.js"
  * Asks the model for a plan and validates it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const plan = (
   inference: Inference.Service,
@@ -25,9 +26,9 @@ export const plan = (
   phase: number,
   validation: PlanValidation.ValidationContext
 ): Effect.Effect<RoutingPlan, PlanningError | HookDenied | HookFailed> =>
-  withSpan(planUnspanned(inference, request, phase, validation), "Planner.plan", SPAN)
+  withSpan(planUnspanned(inference, request, phase, validation), "Planner.plan", spanOptions)
 
-const SPAN = { captureStackTrace: false } as const
+const spanOptions = { captureStackTrace: false } as const
 
 const planUnspanned = Effect.fnUntraced(function*(
   inference: Inference.Service,

@@ -28,6 +28,7 @@ export const anthropicDefaultUrl = "https://api.anthropic.com"
  * A provider's server and key.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Endpoint {
   readonly apiUrl: string
@@ -80,6 +81,7 @@ const endpoint = (urlVariable: string, keyVariable: string, fallback: string): C
  * The OpenAI-compatible server: `OPENAI_BASE_URL`, `OPENAI_API_KEY`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const openAi: Config.Config<Endpoint> = endpoint(
   "OPENAI_BASE_URL",
@@ -91,6 +93,7 @@ export const openAi: Config.Config<Endpoint> = endpoint(
  * The Anthropic server: `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const anthropic: Config.Config<Endpoint> = endpoint(
   "ANTHROPIC_BASE_URL",

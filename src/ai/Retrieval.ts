@@ -9,10 +9,10 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option } from "effect"
+import { Effect, FiberRef } from "effect"
 import type { Document } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
-import * as RequestScope from "../runtime/RequestScope.js"
+import { currentRequest } from "../runtime/Operations.js"
 import { type RetrievalError, Retriever } from "./Retriever.js"
 
 /**
@@ -33,31 +33,22 @@ import { type RetrievalError, Retriever } from "./Retriever.js"
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const retrieve = (
+export const retrieve: (
   query: string,
   options?: { readonly limit?: number | undefined }
-): Effect.Effect<ReadonlyArray<Document>, RetrievalError | HookDenied | HookFailed, Retriever> =>
-  Effect.gen(function*() {
-    const retriever = yield* Retriever
-    const limit = options?.limit ?? 5
-    const request = yield* RequestScope.current
-    if (Option.isNone(request) || !request.value.operations.observes("retrieval")) {
-      return yield* retriever.retrieve(query, limit)
-    }
-    const { call: parent, operations, recorder, requestId } = request.value
-    const call = yield* operations.call("retrieval", {
-      coordinates: { requestId },
-      parent,
-      payload: { retriever: retriever.name, query, limit }
-    })
-    return yield* operations.run(
-      call,
-      recorder,
-      Effect.gen(function*() {
-        const rewritten = yield* operations.transform("before_retrieval", call, query, recorder)
-        const documents = yield* retriever.retrieve(rewritten, limit)
-        return yield* operations.transform("after_retrieval", call, documents, recorder)
-      })
-    )
-  })
+) => Effect.Effect<ReadonlyArray<Document>, RetrievalError | HookDenied | HookFailed, Retriever> = Effect.fn(
+  "Retrieval.retrieve"
+)(function*(query: string, options?: { readonly limit?: number | undefined }) {
+  const retriever = yield* Retriever
+  const limit = options?.limit ?? 5
+  const request = yield* FiberRef.get(currentRequest)
+  if (request === undefined) return yield* retriever.retrieve(query, limit)
+  return yield* request.operations.withOperation({
+    operation: "retrieval",
+    coordinates: { requestId: request.requestId },
+    parent: request.call,
+    payload: { retriever: retriever.name, query, limit }
+  })((query) => retriever.retrieve(query, limit))
+})

@@ -15,6 +15,7 @@ import type { Document } from "../domain/Operation.js"
  * The retriever failed.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class RetrievalError extends Schema.TaggedError<RetrievalError>("effect-agent-pipeline/RetrievalError")(
   "RetrievalError",
@@ -29,12 +30,19 @@ export class RetrievalError extends Schema.TaggedError<RetrievalError>("effect-a
  * The retriever service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class Retriever extends Context.Tag("effect-agent-pipeline/Retriever")<Retriever, Retriever.Service>() {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace Retriever {
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     /** Its name in call snapshots and records. */
     readonly name: string
@@ -61,6 +69,7 @@ const words = (text: string): ReadonlyArray<string> => text.toLowerCase().match(
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeMemory = (documents: ReadonlyArray<Document>, name = "memory"): Retriever.Service => {
   const indexed = documents.map((document) => ({ document, words: new Set(words(document.content)) }))
@@ -84,6 +93,7 @@ export const makeMemory = (documents: ReadonlyArray<Document>, name = "memory"):
  * The in-memory retriever as a Layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerMemory = (documents: ReadonlyArray<Document>, name?: string): Layer.Layer<Retriever> =>
   Layer.succeed(Retriever, makeMemory(documents, name))

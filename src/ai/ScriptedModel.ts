@@ -20,6 +20,7 @@ import * as ModelProvider from "./ModelProvider.js"
  * What the scripted model answers.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Script {
   /**
@@ -46,6 +47,7 @@ export interface Script {
  * `generateText`, `stream` for `streamText`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RecordedPrompt {
   readonly kind: "plan" | "text" | "stream"
@@ -57,6 +59,7 @@ export interface RecordedPrompt {
  * far (a live view, appended to on every call).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Handle {
   readonly service: LanguageModel.Service
@@ -67,11 +70,11 @@ export interface Handle {
   readonly plansUsed: () => number
 }
 
-const MODULE = "ScriptedModel"
-const TEXT_ID = "scripted-text"
+const moduleName = "ScriptedModel"
+const textId = "scripted-text"
 
-const NO_USAGE = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }
-const FINISH: Response.FinishPartEncoded = { type: "finish", reason: "stop", usage: NO_USAGE }
+const noUsage = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }
+const finishPart: Response.FinishPartEncoded = { type: "finish", reason: "stop", usage: noUsage }
 
 /** The prompt as text: every system text and text part, joined by blank lines. */
 const promptText = (prompt: Prompt.Prompt): string => {
@@ -89,7 +92,7 @@ const promptText = (prompt: Prompt.Prompt): string => {
 const isPlanFunction = (u: unknown): u is (prompt: string) => unknown => typeof u === "function"
 
 const failure = (method: string, description: string, cause?: unknown): AiError.AiError =>
-  new AiError.UnknownError({ module: MODULE, method, description, ...(cause === undefined ? {} : { cause }) })
+  new AiError.UnknownError({ module: moduleName, method, description, ...(cause === undefined ? {} : { cause }) })
 
 const describe = (u: unknown): string => (u instanceof Error ? u.message : String(u))
 
@@ -106,7 +109,7 @@ const planText = (value: unknown): string | AiError.AiError => {
   }
 }
 
-const textParts = (text: string): Array<Response.PartEncoded> => [{ type: "text", text }, FINISH]
+const textParts = (text: string): Array<Response.PartEncoded> => [{ type: "text", text }, finishPart]
 
 /**
  * Builds a scripted model.
@@ -130,6 +133,7 @@ const textParts = (text: string): Array<Response.PartEncoded> => [{ type: "text"
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (script: Script): Effect.Effect<Handle> =>
   Effect.gen(function*() {
@@ -165,7 +169,6 @@ export const make = (script: Script): Effect.Effect<Handle> =>
       return typeof text === "string" ? Effect.succeed(text) : Effect.fail(text)
     }
 
-    // Built once per model; a call's own closure stays tiny.
     const generate = (
       options: LanguageModel.ProviderOptions
     ): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> => {
@@ -176,7 +179,7 @@ export const make = (script: Script): Effect.Effect<Handle> =>
     }
 
     const provider = yield* ModelProvider.make({
-      generateText: (options) => Effect.suspend(generate.bind(undefined, options)),
+      generateText: (options) => Effect.suspend(() => generate(options)),
       streamText: (options) =>
         Stream.unwrap(Effect.suspend(() => {
           const prompt = promptText(options.prompt)
@@ -186,10 +189,10 @@ export const make = (script: Script): Effect.Effect<Handle> =>
             : Effect.succeed(script.chunks)
           return Effect.map(deltas, (chunks) =>
             Stream.fromIterable<Response.StreamPartEncoded>([
-              { type: "text-start", id: TEXT_ID },
-              ...chunks.map((delta): Response.StreamPartEncoded => ({ type: "text-delta", id: TEXT_ID, delta })),
-              { type: "text-end", id: TEXT_ID },
-              FINISH
+              { type: "text-start", id: textId },
+              ...chunks.map((delta): Response.StreamPartEncoded => ({ type: "text-delta", id: textId, delta })),
+              { type: "text-end", id: textId },
+              finishPart
             ]))
         }))
     })
@@ -208,6 +211,7 @@ export const make = (script: Script): Effect.Effect<Handle> =>
  * the recorded prompts.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (script: Script): Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> =>
   Layer.unwrapEffect(Effect.map(make(script), (handle) => handle.layer))

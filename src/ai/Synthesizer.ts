@@ -16,20 +16,22 @@ import type { Inference, InferenceRequest, StreamPart } from "./Inference.js"
  * The buffered draft.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const synthesize = (
   inference: Inference.Service,
   request: InferenceRequest
 ): Effect.Effect<string, SynthesisError | HookDenied | HookFailed> =>
-  withSpan(inference.complete(request), "Synthesizer.synthesize", SPAN)
+  withSpan(inference.complete(request), "Synthesizer.synthesize", spanOptions)
 
-const SPAN = { captureStackTrace: false } as const
+const spanOptions = { captureStackTrace: false } as const
 
 /**
  * The streamed draft: text deltas (a surrogate pair split across deltas is
  * re-joined, so no delta ends in half a character), then the full text.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const stream = (
   inference: Inference.Service,

@@ -8,16 +8,18 @@
  */
 import { Tool } from "@effect/ai"
 import { Cause, Context, Duration, Effect, Either, Layer, Option, type ParseResult, Schema } from "effect"
-import { isJson, type Json, type JsonObject } from "../domain/Json.js"
+import type { Json, JsonObject } from "../domain/Json.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
-import { withFirst } from "../runtime/internal/withFirst.js"
-import { checkResult, DEFAULT_MAX_RESULT_BYTES } from "./internal/toolResult.js"
+import { descriptorOf } from "./internal/toolDescriptors.js"
+import { checkResult, defaultMaxResultBytes } from "./internal/toolResult.js"
+import { bounded, describe } from "./internal/toolText.js"
 
 /**
  * How one call is bounded.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CallOptions {
   /**
@@ -31,6 +33,7 @@ export interface CallOptions {
  * A registered tool with its handler, its requirements erased into `R`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolEntry<R = never> {
   readonly namespace: string
@@ -49,6 +52,7 @@ export interface ToolEntry<R = never> {
  * Any tool entry, whatever its handler requires.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Any = ToolEntry<unknown>
 
@@ -56,6 +60,7 @@ export type Any = ToolEntry<unknown>
  * What a list of tool entries requires (`ToolEntry<A> | ToolEntry<B>` → `A | B`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Requirements<T> = T extends ToolEntry<infer R> ? R : never
 
@@ -63,6 +68,7 @@ export type Requirements<T> = T extends ToolEntry<infer R> ? R : never
  * Why a tool call failed, as recorded on the step.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ToolCallFailure extends Schema.TaggedError<ToolCallFailure>("effect-agent-pipeline/ToolCallFailure")(
   "ToolCallFailure",
@@ -82,30 +88,6 @@ export class ToolCallFailure extends Schema.TaggedError<ToolCallFailure>("effect
     return `${this.reason}: ${this.detail}`
   }
 }
-
-// A descriptor's JSON Schema is built by `Tool.getJsonSchema` from the
-// tool's Schemas: plain data, which only needs a copy when it is not JSON.
-const toJson = (u: unknown): Json => (u === undefined ? null : isJson(u) ? u : JSON.parse(JSON.stringify(u)))
-
-// What a handler failed or died with, in one bounded line; never throws
-// (a failure value may be anything, a Proxy included).
-const describe = (u: unknown): string => {
-  let text: string
-  try {
-    if (u instanceof Error) text = u.message
-    else if (typeof u === "string") text = u
-    else text = JSON.stringify(u) ?? String(u)
-  } catch {
-    try {
-      text = String(u)
-    } catch {
-      text = "a value that cannot be printed"
-    }
-  }
-  return text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
-}
-
-const MAX_DETAIL = 2_000
 
 /**
  * Registers a tool and its handler.
@@ -143,6 +125,7 @@ const MAX_DETAIL = 2_000
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const entry = <T extends Tool.Any, R = never>(options: {
   readonly namespace: string
@@ -158,14 +141,11 @@ export const entry = <T extends Tool.Any, R = never>(options: {
   const decode = Schema.decodeUnknown(tool.parametersSchema as Schema.Schema<unknown, unknown>)
   const encodeSuccess = Schema.encodeUnknown(tool.successSchema as Schema.Schema<unknown, unknown>)
   const handler = options.handler as (parameters: unknown) => Effect.Effect<unknown, unknown, R>
-  // The steps of a call are built once per tool (a closure made per call
-  // would lose its optimized code at every full GC that finds none alive).
   const runHandler = (decoded: unknown) =>
     Effect.catchAllDefect(Effect.mapError(Effect.suspend(() => handler(decoded)), toolFailed), toolDefect)
   // A success Schema that throws on a hostile value is the result's fault, not a defect.
   const encodeResult = (result: unknown) =>
     Effect.catchAllDefect(Effect.mapError(encodeSuccess(result), invalidResult), resultDefect)
-  const checkDefault = withFirst(checkEncoded, DEFAULT_MAX_RESULT_BYTES)
   return {
     namespace: options.namespace,
     agent: options.agent,
@@ -177,32 +157,24 @@ export const entry = <T extends Tool.Any, R = never>(options: {
           Effect.flatMap(Effect.mapError(decode(parameters), invalidParameters), runHandler),
           encodeResult
         ),
-        callOptions?.maxResultBytes === undefined ? checkDefault : withFirst(checkEncoded, callOptions.maxResultBytes)
+        (encoded) => checkOutput(callOptions?.maxResultBytes ?? defaultMaxResultBytes, encoded)
       )
   }
 }
 
-/** The encoded result, checked where it enters (see {@link entry}). */
-const checkEncoded = (maxBytes: number, encoded: unknown): Effect.Effect<Json, ToolCallFailure> => {
+/**
+ * A tool's result as it enters: checked as a JSON value of at most
+ * `maxBytes` (see {@link entry}; a result this module checked is not
+ * walked again).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const checkOutput = (maxBytes: number, encoded: unknown): Effect.Effect<Json, ToolCallFailure> => {
   const checked = checkResult(encoded, maxBytes)
   return Either.isRight(checked)
     ? Effect.succeed(checked.right)
     : Effect.fail(new ToolCallFailure({ reason: "invalid_result", detail: checked.left }))
-}
-
-/**
- * A Schema error's message, bounded. Formatting prints the offending value
- * recursively: a value too deep for that (arguments rewritten by a hook)
- * gets a plain line instead of a defect.
- */
-const bounded = (error: ParseResult.ParseError): string => {
-  let text: string
-  try {
-    text = error.message
-  } catch {
-    text = "does not match its Schema (the value is too deep to print)"
-  }
-  return text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
 }
 
 const invalidParameters = (e: ParseResult.ParseError) =>
@@ -217,25 +189,6 @@ const resultDefect = (defect: unknown) =>
 
 const keyOf = (namespace: string, agent: string, capability: string) => `${namespace}\u0000${agent}\u0000${capability}`
 
-// Descriptors already built, by entry: a tool a hook adds for one request
-// is described once, when the hook's result is checked.
-const described = new WeakMap<object, ToolDescriptor>()
-
-/** How the planner sees a tool. */
-const descriptorOf = <R>(e: ToolEntry<R>): ToolDescriptor => {
-  const known = described.get(e)
-  if (known !== undefined) return known
-  const descriptor: ToolDescriptor = {
-    namespace: e.namespace,
-    agent: e.agent,
-    capability: e.tool.name,
-    description: e.tool.description ?? "",
-    parameters: toJson(Tool.getJsonSchema(e.tool as Parameters<typeof Tool.getJsonSchema>[0])) as JsonObject
-  }
-  described.set(e, descriptor)
-  return descriptor
-}
-
 /**
  * A tool entry's descriptor — what the planner reads: its address, its
  * description and its parameters' JSON Schema — or why it cannot be built
@@ -244,6 +197,7 @@ const descriptorOf = <R>(e: ToolEntry<R>): ToolDescriptor => {
  * so a broken one fails that hook run, not the request.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const describeEntry = <R>(e: ToolEntry<R>): Either.Either<ToolDescriptor, string> => {
   try {
@@ -260,15 +214,22 @@ export const describeEntry = <R>(e: ToolEntry<R>): Either.Either<ToolDescriptor,
  * The registry service: what the planner may use and how to call it.
  *
  * @since 0.1.0
+ * @category services
  */
 export class ToolRegistry extends Context.Tag("effect-agent-pipeline/ToolRegistry")<
   ToolRegistry,
   ToolRegistry.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace ToolRegistry {
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly descriptors: ReadonlyArray<ToolDescriptor>
     readonly has: (namespace: string, agent: string, capability: string) => boolean
@@ -296,6 +257,7 @@ export declare namespace ToolRegistry {
  * is a defect in the program, reported at construction.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<ToolRegistry.Service, never, R> =>
   Effect.gen(function*() {
@@ -329,6 +291,7 @@ export const make = <R>(entries: ReadonlyArray<ToolEntry<R>>): Effect.Effect<Too
  * The registry as a Layer; the handlers' requirements become the Layer's.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = <R>(entries: ReadonlyArray<ToolEntry<R>>): Layer.Layer<ToolRegistry, never, R> =>
   Layer.effect(ToolRegistry, make(entries))
@@ -337,6 +300,7 @@ export const layer = <R>(entries: ReadonlyArray<ToolEntry<R>>): Layer.Layer<Tool
  * Looks a descriptor up.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const findDescriptor = (
   descriptors: ReadonlyArray<ToolDescriptor>,
@@ -355,6 +319,7 @@ export const findDescriptor = (
  * define is a defect (BeforePlanning refuses such a contribution first).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const extend = (base: ToolRegistry.Service, extra: ReadonlyArray<ToolEntry<never>>): ToolRegistry.Service => {
   if (extra.length === 0) return base

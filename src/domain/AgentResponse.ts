@@ -16,6 +16,7 @@ import { JsonObject } from "./Json.js"
  * `rawDraft` is the model's synthesis before AfterSynthesis hooks.
  *
  * @since 0.1.0
+ * @category models
  */
 export class AgentResponse extends Schema.Class<AgentResponse>("effect-agent-pipeline/AgentResponse")({
   requestId: Schema.String,
@@ -31,6 +32,7 @@ export class AgentResponse extends Schema.Class<AgentResponse>("effect-agent-pip
  * The request completed.
  *
  * @since 0.1.0
+ * @category models
  */
 export class Completed extends Schema.TaggedClass<Completed>("effect-agent-pipeline/Completed")("Completed", {
   response: AgentResponse
@@ -54,6 +56,7 @@ export class Completed extends Schema.TaggedClass<Completed>("effect-agent-pipel
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export class Suspended extends Schema.TaggedClass<Suspended>("effect-agent-pipeline/Suspended")("Suspended", {
   requestId: Schema.String,
@@ -88,6 +91,7 @@ export class Suspended extends Schema.TaggedClass<Suspended>("effect-agent-pipel
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export class Rejected extends Schema.TaggedClass<Rejected>("effect-agent-pipeline/Rejected")("Rejected", {
   requestId: Schema.String,
@@ -101,6 +105,7 @@ export class Rejected extends Schema.TaggedClass<Rejected>("effect-agent-pipelin
  * `Suspended`; `resume` may also end `Rejected`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type PipelineResult = Completed | Suspended | Rejected
 
@@ -117,6 +122,7 @@ export type PipelineResult = Completed | Suspended | Rejected
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const PipelineResult = Schema.Union(Completed, Suspended, Rejected)
 
@@ -125,6 +131,7 @@ export const PipelineResult = Schema.Union(Completed, Suspended, Rejected)
  * withdraw it).
  *
  * @since 0.1.0
+ * @category models
  */
 export class Token extends Schema.TaggedClass<Token>("effect-agent-pipeline/Token")("Token", {
   text: Schema.String
@@ -135,6 +142,7 @@ export class Token extends Schema.TaggedClass<Token>("effect-agent-pipeline/Toke
  * post-hook response) or `Suspended`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type StreamEvent = Token | Completed | Suspended
 
@@ -142,5 +150,6 @@ export type StreamEvent = Token | Completed | Suspended
  * Schema of {@link StreamEvent} (SSE encoding).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const StreamEvent = Schema.Union(Token, Completed, Suspended)

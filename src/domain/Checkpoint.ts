@@ -18,8 +18,8 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import * as CanonicalJson from "./CanonicalJson.js"
 import { PhaseRecord } from "./ExecutionRecord.js"
+import * as CanonicalJson from "./internal/canonicalJson.js"
 import { JsonObject } from "./Json.js"
 import { RoutingPlan } from "./RoutingPlan.js"
 
@@ -36,6 +36,7 @@ import { RoutingPlan } from "./RoutingPlan.js"
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const HexDigest = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{64}$/, { message: () => "expected 64 lowercase hex digits (a SHA-256 digest)" })
@@ -71,6 +72,7 @@ const unsealedFields = {
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Sealed = Schema.Struct({
   ...unsealedFields,
@@ -90,6 +92,7 @@ export const Sealed = Schema.Struct({
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export type Unsealed = Schema.Struct.Type<typeof unsealedFields>
 
@@ -114,6 +117,7 @@ export type Unsealed = Schema.Struct.Type<typeof unsealedFields>
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export class Checkpoint extends Schema.Class<Checkpoint>("effect-agent-pipeline/Checkpoint")({
   ...Sealed.fields,
@@ -136,6 +140,7 @@ const encodeSealed = Schema.encodeSync(Sealed)
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const planText = (plan: RoutingPlan): string => CanonicalJson.stringify(encodePlan(plan))
 
@@ -153,5 +158,6 @@ export const planText = (plan: RoutingPlan): string => CanonicalJson.stringify(e
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sealedText = (checkpoint: typeof Sealed.Type): string => CanonicalJson.stringify(encodeSealed(checkpoint))

@@ -14,6 +14,7 @@ import { id, TypeId } from "./ErrorId.js"
  * not a function). Names the zero-based index of the entry (C2).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidOrchestratorConfig extends Schema.TaggedError<InvalidOrchestratorConfig>(
   id("InvalidOrchestratorConfig")
@@ -21,7 +22,12 @@ export class InvalidOrchestratorConfig extends Schema.TaggedError<InvalidOrchest
   index: Schema.Int,
   detail: Schema.String
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -33,15 +39,22 @@ export class InvalidOrchestratorConfig extends Schema.TaggedError<InvalidOrchest
  * Reasons a required after-planning marker is rejected at construction (C3).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const RequiredHookReason = Schema.Literal("stage_drift", "multiple_required", "required_not_terminal")
-/** @since 0.1.0 */
+/**
+ * One of the {@link RequiredHookReason} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RequiredHookReason = typeof RequiredHookReason.Type
 
 /**
  * The required after-planning marker is misused (C3).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<InvalidRequiredAfterPlanningHook>(
   id("InvalidRequiredAfterPlanningHook")
@@ -50,7 +63,12 @@ export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<Invalid
   hookName: Schema.String,
   index: Schema.Int
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -78,6 +96,7 @@ export class InvalidRequiredAfterPlanningHook extends Schema.TaggedError<Invalid
  * - `unknown_capability`: a declared capability that does not exist
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const SubscriptionReason = Schema.Literal(
   "duplicate_id",
@@ -88,13 +107,19 @@ export const SubscriptionReason = Schema.Literal(
   "policy_not_applicable",
   "unknown_capability"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link SubscriptionReason} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SubscriptionReason = typeof SubscriptionReason.Type
 
 /**
  * A hook's subscription cannot be honoured; the hooks Layer fails with it.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidHookSubscription extends Schema.TaggedError<InvalidHookSubscription>(
   id("InvalidHookSubscription")
@@ -103,7 +128,12 @@ export class InvalidHookSubscription extends Schema.TaggedError<InvalidHookSubsc
   hookName: Schema.String,
   detail: Schema.String
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -115,6 +145,7 @@ export class InvalidHookSubscription extends Schema.TaggedError<InvalidHookSubsc
  * Construction failures of the hook registration Layer.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type HookConfigError = InvalidOrchestratorConfig | InvalidRequiredAfterPlanningHook | InvalidHookSubscription
 
@@ -124,6 +155,7 @@ export type HookConfigError = InvalidOrchestratorConfig | InvalidRequiredAfterPl
  * pipeline Layer fails with it at construction.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidPipelineOptions extends Schema.TaggedError<InvalidPipelineOptions>(
   id("InvalidPipelineOptions")
@@ -131,7 +163,12 @@ export class InvalidPipelineOptions extends Schema.TaggedError<InvalidPipelineOp
   option: Schema.String,
   detail: Schema.String
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -144,5 +181,6 @@ export class InvalidPipelineOptions extends Schema.TaggedError<InvalidPipelineOp
  * pipeline options.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type AgentConfigError = HookConfigError | InvalidPipelineOptions

@@ -9,6 +9,7 @@
  * The fully qualified identifier of an error class.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const id = (name: string): string => `effect-agent-pipeline/${name}`
 
@@ -16,10 +17,14 @@ export const id = (name: string): string => `effect-agent-pipeline/${name}`
  * Marks every error this library defines.
  *
  * @since 0.1.0
+ * @category type ids
  */
 export const TypeId = "~effect-agent-pipeline/PipelineError"
 
 /**
+ * The type of {@link TypeId}.
+ *
  * @since 0.1.0
+ * @category type ids
  */
 export type TypeId = typeof TypeId

@@ -12,194 +12,44 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { HookPoint, Stage } from "./HookPoint.js"
+import { DecisionReason, HookInvocation } from "./HookInvocation.js"
+import { Stage } from "./HookPoint.js"
 import { Json, JsonObject } from "./Json.js"
 import { ModelCall } from "./ModelCall.js"
-import { Operation } from "./Operation.js"
 import { RoutingPlan } from "./RoutingPlan.js"
 
-/**
- * The current record schema version.
- *
- * @since 0.1.0
- */
-export const CURRENT_SCHEMA_VERSION = 1
+export * from "./HookInvocation.js"
 
 /**
- * The four hook stages (seed 000).
+ * The current record schema version: what the pipeline writes, and the
+ * newest a store decodes (a newer record is a `future_version` decode error).
  *
  * @since 0.1.0
+ * @category constants
+ */
+export const currentSchemaVersion = 1
+
+/**
+ * The four hook stages (seed 000): `HookPoint.Stage`, by the name records use.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const HookStage = Stage
-/** @since 0.1.0 */
+
+/**
+ * One of the four stages.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type HookStage = Stage
-
-/**
- * The boundary's failure policy.
- *
- * @since 0.1.0
- */
-export const DecisionPolicy = Schema.Literal("fail_open", "fail_closed")
-/** @since 0.1.0 */
-export type DecisionPolicy = typeof DecisionPolicy.Type
-
-/**
- * What the pipeline actually did after the boundary.
- *
- * @since 0.1.0
- */
-export const DecisionAction = Schema.Literal("continue", "short_circuit", "terminate", "deny", "propagate_panic")
-/** @since 0.1.0 */
-export type DecisionAction = typeof DecisionAction.Type
-
-/**
- * Why it did it.
- *
- * @since 0.1.0
- */
-export const DecisionReason = Schema.Literal(
-  "hook_error",
-  "accepted",
-  "authoritative",
-  "cache_match",
-  "cache_dimension_mismatch",
-  "cache_read_disabled",
-  "contract_error",
-  "timed_out",
-  "refused",
-  "undeclared_contribution",
-  "invalid_result",
-  "proceed_misuse",
-  "panic"
-)
-/** @since 0.1.0 */
-export type DecisionReason = typeof DecisionReason.Type
-
-/**
- * A boundary's decision, separate from the invocation outcome. A missing
- * decision means "not recorded", never "succeeded" (C14).
- *
- * @since 0.1.0
- */
-export const HookDecision = Schema.Struct({
-  policy: DecisionPolicy,
-  action: DecisionAction,
-  reason: DecisionReason
-}).annotations({ identifier: "HookDecision" })
-/** @since 0.1.0 */
-export type HookDecision = typeof HookDecision.Type
-
-/**
- * Effect status: the producer's observation.
- *
- * @since 0.1.0
- */
-export const HookEffectStatus = Schema.Literal("pending", "succeeded", "failed")
-/** @since 0.1.0 */
-export type HookEffectStatus = typeof HookEffectStatus.Type
-
-/**
- * Work a hook attempted and what it observed (C15). Times are epoch
- * milliseconds; `duration` is milliseconds.
- *
- * @since 0.1.0
- */
-export const HookEffect = Schema.Struct({
-  effectId: Schema.String.pipe(Schema.minLength(1)),
-  schemaVersion: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  name: Schema.String,
-  status: HookEffectStatus,
-  data: Schema.optional(Json),
-  startedAt: Schema.Finite,
-  duration: Schema.optional(Schema.Finite),
-  summary: Schema.optional(Schema.String),
-  error: Schema.optional(Schema.String)
-}).annotations({ identifier: "HookEffect" })
-/** @since 0.1.0 */
-export type HookEffect = typeof HookEffect.Type
-
-/**
- * A hook run's lifecycle (seed 001 persistence): `started` while it runs,
- * `backgrounded` while it runs detached from the request, then one of
- * `completed`, `failed`, `timed_out` (its deadline passed), `denied` (a
- * guard refused the operation) or `skipped` (disabled, or a dependency did
- * not complete).
- *
- * @since 0.1.0
- */
-export const HookRunStatus = Schema.Literal(
-  "started",
-  "backgrounded",
-  "completed",
-  "failed",
-  "timed_out",
-  "denied",
-  "skipped"
-)
-/** @since 0.1.0 */
-export type HookRunStatus = typeof HookRunStatus.Type
-
-/**
- * A subscription's execution policy, as recorded.
- *
- * @since 0.1.0
- */
-export const ExecutionPolicyName = Schema.Literal("blocking", "deadline", "fire_and_record", "background")
-/** @since 0.1.0 */
-export type ExecutionPolicyName = typeof ExecutionPolicyName.Type
-
-/**
- * One recorded hook run (C14, seed 001): which hook, at which point, how it
- * ended and what it decided. `outcome` is the short form of `status`
- * (`succeeded` for completed, `failed` for failed / timed out / denied,
- * `pending` while started or backgrounded, `skipped`); records written
- * before hook-run lifecycles existed have `outcome` only.
- *
- * @since 0.1.0
- */
-export const HookInvocation = Schema.Struct({
-  name: Schema.String,
-  /** The point: a stage, `around_<operation>`, `guard_<operation>` or a transform. */
-  stage: HookPoint,
-  outcome: Schema.Literal("succeeded", "failed", "pending", "skipped"),
-  status: Schema.optional(HookRunStatus),
-  sequence: Schema.Int,
-  phase: Schema.optional(Schema.Int),
-  /** The operation run the hook ran for (operation points). */
-  operation: Schema.optional(Operation),
-  callId: Schema.optional(Schema.String),
-  stepId: Schema.optional(Schema.String),
-  execution: Schema.optional(ExecutionPolicyName),
-  /** How many times a guard ran its operation (retries included). */
-  attempts: Schema.optional(Schema.Int),
-  /** A hash of what the hook contributed (a changed plan, response, prompt, arguments…). */
-  contributionHash: Schema.optional(Schema.String),
-  skipReason: Schema.optional(Schema.Literal("disabled", "dependency_failed")),
-  startedAt: Schema.Finite,
-  duration: Schema.Finite,
-  error: Schema.optional(Schema.String),
-  /**
-   * The run ignored its interruption (after its deadline, or when its
-   * request ended) for the grace period and was left behind: nothing waited
-   * for it any longer.
-   */
-  abandoned: Schema.optional(Schema.Boolean),
-  /**
-   * The run's identity across updates, for runs recorded before they end (a
-   * detached run is recorded `backgrounded`, then completed by a late update
-   * that replaces exactly this entry).
-   */
-  runId: Schema.optional(Schema.String),
-  decision: Schema.optional(HookDecision),
-  effects: Schema.optionalWith(Schema.Array(HookEffect), { default: () => [] })
-}).annotations({ identifier: "HookInvocation" })
-/** @since 0.1.0 */
-export type HookInvocation = typeof HookInvocation.Type
 
 /**
  * One executed plan step.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const StepResult = Schema.Struct({
   step_id: Schema.String,
@@ -213,13 +63,19 @@ export const StepResult = Schema.Struct({
   startedAt: Schema.Finite,
   duration: Schema.Finite
 }).annotations({ identifier: "StepResult" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link StepResult}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type StepResult = typeof StepResult.Type
 
 /**
  * An accepted phase: the plan that passed AfterPlanning and its results.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const PhaseRecord = Schema.Struct({
   phase: Schema.Int,
@@ -233,13 +89,19 @@ export const PhaseRecord = Schema.Struct({
    */
   running: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "PhaseRecord" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link PhaseRecord}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type PhaseRecord = typeof PhaseRecord.Type
 
 /**
  * How the request ended.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const LifecycleStatus = Schema.Literal(
   "running",
@@ -250,13 +112,19 @@ export const LifecycleStatus = Schema.Literal(
   "abandoned",
   "rejected"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link LifecycleStatus} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type LifecycleStatus = typeof LifecycleStatus.Type
 
 /**
  * Request lifecycle evidence. Absent on legacy records.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Lifecycle = Schema.Struct({
   status: LifecycleStatus,
@@ -273,22 +141,34 @@ export const Lifecycle = Schema.Struct({
    */
   leaseExpiresAt: Schema.optional(Schema.Finite)
 }).annotations({ identifier: "Lifecycle" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link Lifecycle}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Lifecycle = typeof Lifecycle.Type
 
 /**
  * The request mode that produced a record.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const RecordMode = Schema.Literal("pipeline", "stream", "resume", "workflow")
-/** @since 0.1.0 */
+/**
+ * One of the {@link RecordMode} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RecordMode = typeof RecordMode.Type
 
 /**
  * The accepted short-circuit, when one ended the request.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const ShortCircuitRecord = Schema.Struct({
   hookName: Schema.String,
@@ -296,13 +176,38 @@ export const ShortCircuitRecord = Schema.Struct({
   reason: DecisionReason,
   source: Schema.optional(Schema.String)
 }).annotations({ identifier: "ShortCircuitRecord" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link ShortCircuitRecord}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ShortCircuitRecord = typeof ShortCircuitRecord.Type
 
 /**
- * The execution record.
+ * The execution record: the Schema every store decodes and encodes, and —
+ * as a type — the evidence of one request.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ExecutionRecord, ExecutionStore } from "effect-agent-pipeline"
+ *
+ * // The hooks that ran for a request, and what each decided.
+ * const decisionsOf = (requestId: string) =>
+ *   Effect.flatMap(ExecutionStore.ExecutionStore, (store) => store.get(requestId)).pipe(
+ *     Effect.map((found) =>
+ *       found._tag === "None"
+ *         ? []
+ *         : found.value.hookInvocations.map((run: ExecutionRecord.HookInvocation) =>
+ *           `${run.stage} ${run.name}: ${run.decision?.action ?? "not recorded"}`
+ *         )
+ *     )
+ *   )
+ * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const ExecutionRecord = Schema.Struct({
   // A record written before versioning decodes as version 0 (legacy).
@@ -341,9 +246,19 @@ export const ExecutionRecord = Schema.Struct({
    */
   writer: Schema.optional(Schema.Struct({ id: Schema.String, seq: Schema.Int }))
 }).annotations({ identifier: "ExecutionRecord" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link ExecutionRecord}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ExecutionRecord = typeof ExecutionRecord.Type
-/** @since 0.1.0 */
+/**
+ * The encoded (wire) form of a record: what stores persist as JSON.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ExecutionRecordEncoded = typeof ExecutionRecord.Encoded
 
 /**
@@ -353,38 +268,48 @@ export type ExecutionRecordEncoded = typeof ExecutionRecord.Encoded
  * @example
  * ```ts
  * import { ExecutionRecord } from "effect-agent-pipeline"
- * ExecutionRecord.requestCompletion(record) // "succeeded" | "failed" | ... | "unknown"
+ *
+ * const finished = (record: ExecutionRecord.ExecutionRecord) =>
+ *   ExecutionRecord.requestCompletion(record) !== "running" // "succeeded" | "failed" | … | "unknown"
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const requestCompletion = (record: ExecutionRecord): LifecycleStatus | "unknown" =>
   record.lifecycle === undefined ? "unknown" : record.lifecycle.status
 
 /**
- * Whether a record counts as an error record for retention purposes.
+ * Whether a record counts as an error record for retention purposes: its
+ * request failed, was interrupted or was abandoned.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isErrorRecord = (record: ExecutionRecord): boolean =>
   record.lifecycle !== undefined &&
   (record.lifecycle.status === "failed" || record.lifecycle.status === "interrupted" ||
     record.lifecycle.status === "abandoned")
 
-/** @since 0.1.0 */
-export const decodeUnknown = Schema.decodeUnknown(ExecutionRecord)
-/** @since 0.1.0 */
-export const encode = Schema.encode(ExecutionRecord)
-
 /**
- * The encoded (wire) form of a record the pipeline built, without the
- * Schema interpreter: the Schema's encoding only renames `recordRevision`
- * to `record_revision` (every other field encodes as itself). Equal to
- * {@link encode}'s result (property-tested); stores call it on every write.
+ * Decodes a record from its encoded form (a store's JSON, parsed).
+ *
+ * @example
+ * ```ts
+ * import { ExecutionRecord } from "effect-agent-pipeline"
+ *
+ * const fromFile = (text: string) => ExecutionRecord.decodeUnknown(JSON.parse(text))
+ * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
-export const encodeDirect = (record: ExecutionRecord): ExecutionRecordEncoded => {
-  const { recordRevision, ...rest } = record
-  return { ...rest, record_revision: recordRevision }
-}
+export const decodeUnknown = Schema.decodeUnknown(ExecutionRecord)
+
+/**
+ * Encodes a record to its wire form (what `JSON.stringify` then writes).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const encode = Schema.encode(ExecutionRecord)

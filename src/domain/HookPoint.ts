@@ -19,9 +19,15 @@ import {
  * The four pipeline stages (seed 000).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Stage = Schema.Literal("before_planning", "after_planning", "after_execution", "after_synthesis")
-/** @since 0.1.0 */
+/**
+ * One of the {@link Stage} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Stage = typeof Stage.Type
 
 /**
@@ -29,6 +35,7 @@ export type Stage = typeof Stage.Type
  * (`before_*`) or output (`after_*`).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const TransformPoint = Schema.Literal(
   "before_inference",
@@ -42,18 +49,43 @@ export const TransformPoint = Schema.Literal(
   "before_memory_store",
   "after_memory_store"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link TransformPoint} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type TransformPoint = typeof TransformPoint.Type
 
-/** @since 0.1.0 */
+/**
+ * The point of an Around observer on an operation (`around_tool_call`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AroundPoint = `around_${Operation}`
-/** @since 0.1.0 */
+/**
+ * The point of a guard on a guardable operation (`guard_tool_call`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type GuardPoint = `guard_${GuardableOperation}`
 
 /**
- * Every point.
+ * Every point a hook can subscribe to: a stage, an Around or guard point of
+ * an operation, or a transform point.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { HookPoint } from "effect-agent-pipeline"
+ *
+ * Schema.is(HookPoint.HookPoint)("guard_tool_call") // true
+ * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const HookPoint = Schema.Literal(
   ...Stage.literals,
@@ -61,13 +93,19 @@ export const HookPoint = Schema.Literal(
   ...GuardableSchema.literals.map((op): GuardPoint => `guard_${op}`),
   ...TransformPoint.literals
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link HookPoint} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type HookPoint = Stage | AroundPoint | GuardPoint | TransformPoint
 
 /**
  * The operation a transform point belongs to.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const transformOperation: Readonly<Record<TransformPoint, Operation>> = {
   before_inference: "inference",
@@ -86,5 +124,6 @@ export const transformOperation: Readonly<Record<TransformPoint, Operation>> = {
  * Points whose hooks only observe: nothing they return changes the request.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isObserveOnly = (point: HookPoint): boolean => point === "after_execution" || point.startsWith("around_")

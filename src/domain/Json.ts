@@ -1,31 +1,39 @@
 /**
  * JSON values: the only data that crosses a record, a prompt or a plan.
+ * The types and Schemas of JSON values, the checks that tell JSON from
+ * anything else (with the path to what is not JSON), and `snapshot`, which
+ * reads a value from outside the library into a checked, measured copy.
  *
  * @since 0.1.0
  */
-import { Either, ParseResult, Schema, type SchemaAST as AST } from "effect"
-import { instanceName, type Refusal as WalkRefusal, thrownText, walk } from "./internal/jsonSnapshot.js"
-import { byteLength } from "./Utf8Chunks.js"
+import { Either, type Schema } from "effect"
+import { declareJson, findNotJson as findNotJsonAt, isJsonValue } from "./internal/jsonCheck.js"
+import { formatPath as formatPathOf } from "./internal/jsonPath.js"
+import { type Refusal as WalkRefusal, walk } from "./internal/jsonSnapshot.js"
+import * as jsonValue from "./internal/jsonValue.js"
 
 /**
  * A JSON value.
  *
  * @since 0.1.0
+ * @category models
  */
-export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+export type Json = jsonValue.JsonValue
 
 /**
  * A JSON object.
  *
  * @since 0.1.0
+ * @category models
  */
-export type JsonObject = { readonly [key: string]: Json }
+export type JsonObject = jsonValue.JsonRecord
 
 /**
  * Where a value stops being JSON: the path to the first offending value and
  * why it is not JSON.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface NotJson {
   readonly path: ReadonlyArray<string | number>
@@ -43,14 +51,18 @@ export interface NotJson {
  * checks of {@link isJson} and the {@link Json} Schema allow twice as much
  * (512): a value admitted at the entry never trips them later.
  *
+ * @example
+ * ```ts
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * const nested = (levels: number): Json.Json => (levels === 0 ? 0 : [nested(levels - 1)])
+ * Json.snapshot(nested(Json.maxDepth + 1), { maxBytes: 1 << 20 }) // Left({ kind: "too_deep", … })
+ * ```
+ *
  * @since 0.1.0
+ * @category constants
  */
-export const MAX_DEPTH = 256
-
-// What isJson / findNotJson (and the Json Schemas) accept: room for the
-// evidence that wraps entry values (see MAX_DEPTH). Their walks recurse, so
-// the bound is checked before every level.
-const STRUCTURAL_DEPTH = 512
+export const maxDepth = 256
 
 /**
  * The first place where a value is not plain JSON data (a function, a
@@ -66,119 +78,42 @@ const STRUCTURAL_DEPTH = 512
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const findNotJson = (u: unknown): NotJson | undefined => {
-  const found = notJsonSafely(u)
-  return found === undefined ? undefined : { path: found.path.reverse(), reason: found.reason }
-}
+export const findNotJson: (u: unknown) => NotJson | undefined = findNotJsonAt
 
 /**
  * Whether a value is plain JSON data (no functions, symbols, undefined,
  * non-finite numbers, class instances, holes or cycles).
  *
+ * @example
+ * ```ts
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * Json.isJson({ a: [1, "x", null] }) // true
+ * Json.isJson({ at: new Date() }) // false: a class instance
+ * ```
+ *
  * @since 0.1.0
+ * @category guards
  */
-export const isJson = (u: unknown): u is Json => notJsonSafely(u) === undefined
-
-// A getter or a Proxy trap that throws makes the value "not JSON", never a
-// defect of the caller (one try for the whole walk: the valid path pays nothing).
-const notJsonSafely = (u: unknown): Found | undefined => {
-  try {
-    return notJsonAt(u, 0, new Set())
-  } catch (thrown) {
-    // Rare: find where, with the walk that catches every read (the path
-    // is built in reverse, as `notJsonAt` builds it).
-    const walked = walk(u, {
-      maxDepth: STRUCTURAL_DEPTH,
-      maxBytes: Number.MAX_SAFE_INTEGER,
-      undefinedProperties: "refuse",
-      lenient: false
-    })
-    return walked._tag === "Refused"
-      ? { path: [...walked.refusal.path].reverse(), reason: walked.refusal.reason }
-      : { path: [], reason: `reading it threw: ${thrownText(thrown)}` }
-  }
-}
-
-// The path is built in reverse while unwinding: a valid value allocates nothing.
-interface Found {
-  readonly path: Array<string | number>
-  readonly reason: string
-}
-
-const notJsonAt = (u: unknown, depth: number, seen: Set<object>): Found | undefined => {
-  switch (typeof u) {
-    case "string":
-    case "boolean":
-      return undefined
-    case "number":
-      return Number.isFinite(u) ? undefined : { path: [], reason: `${u} is not a finite number` }
-    case "object": {
-      if (u === null) return undefined
-      if (depth > STRUCTURAL_DEPTH) return { path: [], reason: `nesting deeper than ${STRUCTURAL_DEPTH} levels` }
-      if (seen.has(u)) return { path: [], reason: "a cycle (the value contains itself)" }
-      seen.add(u)
-      let found: Found | undefined
-      if (Array.isArray(u)) {
-        for (let i = 0; i < u.length && found === undefined; i++) {
-          const item: unknown = u[i]
-          found = item === undefined && !(i in u)
-            ? { path: [], reason: "a hole (a missing array element) is not a JSON value" }
-            : notJsonAt(item, depth + 1, seen)
-          if (found !== undefined) found.path.push(i)
-        }
-      } else {
-        const proto: unknown = Object.getPrototypeOf(u)
-        if (proto !== Object.prototype && proto !== null) {
-          found = { path: [], reason: `${instanceName(u)} is not a plain JSON object` }
-        } else {
-          for (const key of Object.keys(u)) {
-            found = notJsonAt((u as Record<string, unknown>)[key], depth + 1, seen)
-            if (found !== undefined) {
-              found.path.push(key)
-              break
-            }
-          }
-        }
-      }
-      seen.delete(u)
-      return found
-    }
-    case "undefined":
-      return { path: [], reason: "undefined is not a JSON value" }
-    default:
-      return { path: [], reason: `a ${typeof u} is not a JSON value` }
-  }
-}
-
-/**
- * A schema over a JSON predicate whose failure points at the first
- * offending value (`metadata.deep.list[1]: Infinity is not a finite number`)
- * instead of rejecting the whole value.
- */
-const declareJson = <A extends Json>(
-  isA: (u: unknown) => u is A,
-  notA: (u: unknown) => string | undefined,
-  annotations: Schema.Annotations.Schema<A>
-): Schema.Schema<A> => {
-  const parse = () => (u: unknown, _options: unknown, ast: AST.Declaration) => {
-    if (isA(u)) return ParseResult.succeed(u)
-    const shape = notA(u)
-    if (shape !== undefined) return ParseResult.fail(new ParseResult.Type(ast, u, shape))
-    const found = findNotJson(u)
-    const issue = new ParseResult.Type(ast, u, found?.reason ?? "not a JSON value")
-    if (found === undefined) return ParseResult.fail(issue)
-    const [head, ...tail] = found.path
-    return ParseResult.fail(head === undefined ? issue : new ParseResult.Pointer([head, ...tail], u, issue))
-  }
-  return Schema.declare([], { decode: parse, encode: parse }, annotations)
-}
+export const isJson = (u: unknown): u is Json => isJsonValue(u)
 
 /**
  * Schema of a JSON value. Decoding checks the shape once (it is recursive, so
  * several-MB values cost one walk); encoding is the identity.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * const Event = Schema.Struct({ name: Schema.String, data: Json.Json })
+ * Schema.decodeUnknownSync(Event)({ name: "tick", data: { n: 1 } })
+ * ```
+ *
  * @since 0.1.0
+ * @category schemas
  */
 export const Json: Schema.Schema<Json> = declareJson(isJson, () => undefined, {
   identifier: "Json",
@@ -200,6 +135,7 @@ export const Json: Schema.Schema<Json> = declareJson(isJson, () => undefined, {
  * Whether a value is a JSON object (what the `JsonObject` Schema accepts).
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isJsonObject = (u: unknown): u is JsonObject =>
   typeof u === "object" && u !== null && !Array.isArray(u) && isJson(u)
@@ -208,6 +144,7 @@ export const isJsonObject = (u: unknown): u is JsonObject =>
  * Schema of a JSON object.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const JsonObject: Schema.Schema<JsonObject> = declareJson(
   isJsonObject,
@@ -227,49 +164,33 @@ export const JsonObject: Schema.Schema<JsonObject> = declareJson(
 /**
  * Structural equality of two JSON values (object key order is ignored).
  *
+ * @example
+ * ```ts
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * Json.equals({ a: 1, b: [true] }, { b: [true], a: 1 }) // true
+ * ```
+ *
  * @since 0.1.0
+ * @category utils
  */
-export const equals = (a: Json | undefined, b: Json | undefined): boolean => {
-  if (a === b) return true
-  if (a === undefined || b === undefined || a === null || b === null) return false
-  if (typeof a !== "object" || typeof b !== "object") return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!equals(a[i], b[i])) return false
-    return true
-  }
-  if (Array.isArray(b)) return false
-  const ao = a as JsonObject
-  const bo = b as JsonObject
-  const ak = Object.keys(ao)
-  if (ak.length !== Object.keys(bo).length) return false
-  for (const k of ak) {
-    if (!Object.prototype.hasOwnProperty.call(bo, k) || !equals(ao[k], bo[k])) return false
-  }
-  return true
-}
+export const equals: (a: Json | undefined, b: Json | undefined) => boolean = jsonValue.equals
 
 /**
  * A deep copy of a JSON value (faster than `structuredClone` for the small
  * values plans carry).
  *
+ * @example
+ * ```ts
+ * import { Json } from "effect-agent-pipeline"
+ *
+ * const parameters = Json.clone({ city: "Lisbon", days: [1, 2] })
+ * ```
+ *
  * @since 0.1.0
+ * @category utils
  */
-export const clone = <A extends Json>(value: A): A => cloneAny(value) as A
-
-const cloneAny = (value: Json): Json => {
-  if (value === null || typeof value !== "object") return value
-  if (Array.isArray(value)) return value.map(cloneAny)
-  const out: Record<string, Json> = {}
-  for (const key of Object.keys(value)) {
-    const copy = cloneAny((value as JsonObject)[key]!)
-    // An own "__proto__" key stays a key: assigning it would set the prototype.
-    if (key === "__proto__") {
-      Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true })
-    } else out[key] = copy
-  }
-  return out
-}
+export const clone = <A extends Json>(value: A): A => jsonValue.clone(value) as A
 
 /**
  * The size of a JSON value's compact JSON text in UTF-8 bytes, not counting
@@ -284,29 +205,9 @@ const cloneAny = (value: Json): Json => {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const encodedSize = (value: Json): number => {
-  if (value === null) return 4
-  switch (typeof value) {
-    case "string":
-      return byteLength(value) + 2
-    case "boolean":
-      return value ? 4 : 5
-    case "number":
-      return String(value).length
-    default: {
-      if (Array.isArray(value)) {
-        let size = 2 + Math.max(0, value.length - 1)
-        for (const item of value) size += encodedSize(item)
-        return size
-      }
-      const keys = Object.keys(value)
-      let size = 2 + Math.max(0, keys.length - 1)
-      for (const key of keys) size += byteLength(key) + 3 + encodedSize((value as JsonObject)[key]!)
-      return size
-    }
-  }
-}
+export const encodedSize: (value: Json) => number = jsonValue.encodedSize
 
 /**
  * Why {@link snapshot} refused a value: it is not JSON (`not_json`), nests
@@ -316,6 +217,7 @@ export const encodedSize = (value: Json): number => {
  * is wrong with it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Refusal extends NotJson {
   readonly kind: "not_json" | "too_deep" | "too_large" | "unreadable"
@@ -326,6 +228,7 @@ export interface Refusal extends NotJson {
  * {@link encodedSize} measures it).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Snapshot {
   readonly value: Json
@@ -336,11 +239,12 @@ export interface Snapshot {
  * How {@link snapshot} reads a value.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SnapshotOptions {
   /** The most UTF-8 bytes of JSON text; reading stops as soon as the value passes it. */
   readonly maxBytes: number
-  /** The most levels of arrays and objects (default {@link MAX_DEPTH}, 256). */
+  /** The most levels of arrays and objects (default {@link maxDepth}, 256). */
   readonly maxDepth?: number | undefined
   /**
    * An object property whose value is `undefined`: `"refuse"` (default:
@@ -363,7 +267,6 @@ export interface SnapshotOptions {
  *
  * @example
  * ```ts
- * import { Either } from "effect"
  * import { Json } from "effect-agent-pipeline"
  *
  * Json.snapshot({ a: [1, 2] }, { maxBytes: 1024 }) // Right({ value: { a: [1, 2] }, bytes: 11 })
@@ -371,11 +274,12 @@ export interface SnapshotOptions {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const snapshot = (u: unknown, options: SnapshotOptions): Either.Either<Snapshot, Refusal> => {
   const walked = walk(u, {
     maxBytes: options.maxBytes,
-    maxDepth: options.maxDepth ?? MAX_DEPTH,
+    maxDepth: options.maxDepth ?? maxDepth,
     undefinedProperties: options.undefinedProperties ?? "refuse",
     lenient: false
   })
@@ -386,8 +290,6 @@ export const snapshot = (u: unknown, options: SnapshotOptions): Either.Either<Sn
 }
 
 const refusal = (r: WalkRefusal): Refusal => ({ kind: r.kind, path: r.path, reason: r.reason })
-
-const PATH_CHARS = 200
 
 /**
  * A path as one readable, bounded string: `root.user.tags[2]`. A path too
@@ -402,24 +304,6 @@ const PATH_CHARS = 200
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const formatPath = (root: string, path: ReadonlyArray<PropertyKey>): string => {
-  let out = root
-  for (const key of path) {
-    out = typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`
-    // Stop building once the kept parts are known: a deep path is long.
-    if (out.length > PATH_CHARS * 4) break
-  }
-  if (out.length <= PATH_CHARS) return out
-  const full = path.length
-  return `${out.slice(0, 120)}…(${full} keys)…${formatTail(path)}`
-}
-
-const formatTail = (path: ReadonlyArray<PropertyKey>): string => {
-  let out = ""
-  for (let i = path.length - 1; i >= 0 && out.length < 60; i--) {
-    const key = path[i]!
-    out = typeof key === "number" ? `[${key}]${out}` : `.${String(key)}${out}`
-  }
-  return out.length > 60 ? out.slice(out.length - 60) : out
-}
+export const formatPath: (root: string, path: ReadonlyArray<PropertyKey>) => string = formatPathOf

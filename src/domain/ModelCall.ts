@@ -18,13 +18,19 @@ import { Schema } from "effect"
  * Token counts as the provider reported them (absent when it did not).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const ModelUsage = Schema.Struct({
   inputTokens: Schema.optional(Schema.Int),
   outputTokens: Schema.optional(Schema.Int),
   totalTokens: Schema.optional(Schema.Int)
 }).annotations({ identifier: "ModelUsage" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link ModelUsage}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelUsage = typeof ModelUsage.Type
 
 /**
@@ -32,6 +38,7 @@ export type ModelUsage = typeof ModelUsage.Type
  * provider said about the call.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ModelResponse {
   readonly text: string
@@ -50,9 +57,15 @@ export interface ModelResponse {
  * - `interrupted`: the request stopped waiting (its consumer went away).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const ModelCallOutcome = Schema.Literal("succeeded", "failed", "timed_out", "interrupted")
-/** @since 0.1.0 */
+/**
+ * One of the {@link ModelCallOutcome} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelCallOutcome = typeof ModelCallOutcome.Type
 
 /**
@@ -67,6 +80,7 @@ export type ModelCallOutcome = typeof ModelCallOutcome.Type
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const ModelCall = Schema.Struct({
   purpose: Schema.Literal("planning", "synthesis"),
@@ -92,14 +106,25 @@ export const ModelCall = Schema.Struct({
   /** Why it did not succeed. */
   error: Schema.optional(Schema.String)
 }).annotations({ identifier: "ModelCall" })
-/** @since 0.1.0 */
+/**
+ * A decoded {@link ModelCall}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelCall = typeof ModelCall.Type
 
 /**
  * What a pipeline records of its model calls.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const ModelCallRecording = Schema.Literal("full", "metadata", "off")
-/** @since 0.1.0 */
+/**
+ * One of the {@link ModelCallRecording} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelCallRecording = typeof ModelCallRecording.Type

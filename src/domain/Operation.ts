@@ -26,6 +26,7 @@ import type { JsonObject } from "./Json.js"
  * The operations.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Operation = Schema.Literal(
   "request",
@@ -39,13 +40,19 @@ export const Operation = Schema.Literal(
   "approval_wait",
   "record_write"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link Operation} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Operation = typeof Operation.Type
 
 /**
  * Every operation, in taxonomy order.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const operations: ReadonlyArray<Operation> = Operation.literals
 
@@ -53,6 +60,7 @@ export const operations: ReadonlyArray<Operation> = Operation.literals
  * The operations a guard may target.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const GuardableOperation = Schema.Literal(
   "request",
@@ -62,7 +70,12 @@ export const GuardableOperation = Schema.Literal(
   "memory_load",
   "memory_store"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link GuardableOperation} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type GuardableOperation = typeof GuardableOperation.Type
 
 const guardable: ReadonlySet<string> = new Set(GuardableOperation.literals)
@@ -79,6 +92,7 @@ const guardable: ReadonlySet<string> = new Set(GuardableOperation.literals)
  * ```
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isGuardable = (operation: string): operation is GuardableOperation => guardable.has(operation)
 
@@ -86,15 +100,22 @@ export const isGuardable = (operation: string): operation is GuardableOperation 
  * How a run of an operation ended. `denied` is a guard's refusal.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Outcome = Schema.Literal("completed", "denied", "failed", "canceled")
-/** @since 0.1.0 */
+/**
+ * One of the {@link Outcome} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Outcome = typeof Outcome.Type
 
 /**
  * Where a run happened.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Coordinates {
   readonly requestId: string
@@ -108,6 +129,7 @@ export interface Coordinates {
  * A memory record: what the memory store keeps.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface MemoryRecord {
   readonly content: string
@@ -118,6 +140,7 @@ export interface MemoryRecord {
  * A retrieved document.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Document {
   readonly id: string
@@ -131,6 +154,7 @@ export interface Document {
  * operation.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Payloads {
   readonly request: { readonly mode: "pipeline" | "stream" | "resume" | "workflow"; readonly request: string }
@@ -163,6 +187,7 @@ export interface Payloads {
  * What a tool call or execution is about.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolCallPayload {
   readonly namespace: string
@@ -175,6 +200,7 @@ export interface ToolCallPayload {
  * A reference to one run of an operation: its causal parent.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CallRef {
   readonly operation: Operation
@@ -186,6 +212,7 @@ export interface CallRef {
  * Hooks get it frozen; changing it changes nothing.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Call<Op extends Operation = Operation> {
   readonly operation: Op
@@ -204,6 +231,7 @@ export interface Call<Op extends Operation = Operation> {
  * boundary.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Result {
   readonly outcome: Outcome

@@ -2,16 +2,28 @@
  * Every typed error the pipeline can return. Each has a fully qualified tag,
  * `reason` literals where one class covers several causes, a `message`, and
  * the library's `TypeId`. The construction errors live in `ConfigError.ts`
- * and are re-exported here, so `PipelineError` names every error.
+ * and the errors a hook stops a request with in `HookError.ts`; both are
+ * re-exported here, so `PipelineError` names every error.
  *
  * @since 0.1.0
  */
 import { Predicate, Schema } from "effect"
 import type { AgentConfigError } from "./ConfigError.js"
 import { id, TypeId } from "./ErrorId.js"
+import { HookContractError, HookDenied, HookFailed, RequiredAfterPlanningError } from "./HookError.js"
 
 export * from "./ConfigError.js"
-export { TypeId } from "./ErrorId.js"
+export {
+  /**
+   * Marks every error this library defines (what {@link isPipelineError}
+   * and {@link isAgentConfigError} check).
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
+  TypeId
+} from "./ErrorId.js"
+export * from "./HookError.js"
 
 /**
  * Why a request was refused before anything ran.
@@ -23,6 +35,7 @@ export { TypeId } from "./ErrorId.js"
  * - `request_id_in_use`: the `requestId` already names a stored record
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const InvalidRequestReason = Schema.Literal(
   "malformed",
@@ -31,7 +44,12 @@ export const InvalidRequestReason = Schema.Literal(
   "too_deep",
   "request_id_in_use"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link InvalidRequestReason} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type InvalidRequestReason = typeof InvalidRequestReason.Type
 
 /**
@@ -52,6 +70,7 @@ export type InvalidRequestReason = typeof InvalidRequestReason.Type
  * ```
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>(id("InvalidRequest"))("InvalidRequest", {
   reason: InvalidRequestReason,
@@ -60,56 +79,16 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>(id("Inval
   limit: Schema.optionalWith(Schema.Int, { exact: true }),
   issues: Schema.optionalWith(Schema.String, { exact: true })
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
     return this.path === "" ? `invalid request: ${this.detail}` : `invalid request at ${this.path}: ${this.detail}`
-  }
-}
-
-/**
- * The required after-planning hook rejected the phase's plan (C9). The phase
- * stopped before persistence, HITL and any tool call.
- *
- * @since 0.1.0
- */
-export class RequiredAfterPlanningError extends Schema.TaggedError<RequiredAfterPlanningError>(
-  id("RequiredAfterPlanningError")
-)("RequiredAfterPlanningError", {
-  hookName: Schema.String,
-  phase: Schema.Int,
-  detail: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-
-  override get message(): string {
-    return `request stopped by required after-planning hook "${this.hookName}" in phase ${this.phase}: ${this.detail}`
-  }
-}
-
-/**
- * A hook broke the short-circuit contract (unknown kind, missing payload, or
- * both a legacy short-circuit and a decision). Fails the request (C5).
- *
- * @since 0.1.0
- */
-export class HookContractError extends Schema.TaggedError<HookContractError>(id("HookContractError"))(
-  "HookContractError",
-  {
-    hookName: Schema.String,
-    stage: Schema.String,
-    reason: Schema.Literal("unknown_kind", "missing_payload", "ambiguous_result"),
-    detail: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-
-  override get message(): string {
-    return `hook "${this.hookName}" broke the ${this.stage} contract (${this.reason}): ${this.detail}`
   }
 }
 
@@ -132,6 +111,7 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
  * body excerpt — never its headers or the API key.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class PlanningError extends Schema.TaggedError<PlanningError>(id("PlanningError"))("PlanningError", {
   reason: Schema.Literal("model_failed", "timed_out", "invalid_plan", "output_too_large"),
@@ -140,7 +120,12 @@ export class PlanningError extends Schema.TaggedError<PlanningError>(id("Plannin
   output: Schema.optionalWith(Schema.String, { exact: true }),
   cause: Schema.optional(Schema.Defect)
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -159,6 +144,7 @@ export class PlanningError extends Schema.TaggedError<PlanningError>(id("Plannin
  * request headers, no API key.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("SynthesisError"))("SynthesisError", {
   reason: Schema.optionalWith(Schema.Literal("model_failed", "timed_out", "output_too_large"), {
@@ -167,7 +153,12 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -200,6 +191,7 @@ export class SynthesisError extends Schema.TaggedError<SynthesisError>(id("Synth
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const CheckpointErrorReason = Schema.Literal(
   "not_found",
@@ -209,7 +201,12 @@ export const CheckpointErrorReason = Schema.Literal(
   "plan_mismatch",
   "invalid_decision"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link CheckpointErrorReason} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CheckpointErrorReason = typeof CheckpointErrorReason.Type
 
 /**
@@ -230,13 +227,19 @@ export type CheckpointErrorReason = typeof CheckpointErrorReason.Type
  * ```
  *
  * @since 0.1.0
+ * @category errors
  */
 export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("CheckpointError"))("CheckpointError", {
   reason: CheckpointErrorReason,
   checkpointId: Schema.String,
   detail: Schema.String
 }) {
-  /** @since 0.1.0 */
+  /**
+   * Marks the error as one of this library's.
+   *
+   * @since 0.1.0
+   * @category type ids
+   */
   readonly [TypeId]: TypeId = TypeId
 
   override get message(): string {
@@ -245,99 +248,10 @@ export class CheckpointError extends Schema.TaggedError<CheckpointError>(id("Che
 }
 
 /**
- * Why a guard denied an operation: it refused (`Hook.deny`), it failed, its
- * deadline passed, — failing closed — it could not run because a hook it
- * depends on did not complete, or it misused `proceed` (called it again
- * after the operation succeeded, while it ran, or after the guard had
- * ended: `proceed` runs the operation at most once, inside the guard).
- *
- * @since 0.1.0
- */
-export const DenialReason = Schema.Literal("refused", "hook_failed", "timed_out", "dependency_failed", "proceed_misuse")
-/** @since 0.1.0 */
-export type DenialReason = typeof DenialReason.Type
-
-/**
- * A guard denied an operation (seed 003: outcome `denied`). `cause` is the
- * guard's own failure — the value it refused with, its error, or nothing on
- * a timeout.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { Hook } from "effect-agent-pipeline"
- *
- * const noTrades = Hook.make({
- *   name: "no-trades",
- *   guard: {
- *     toolCall: (call, proceed) =>
- *       call.payload.capability === "execute_trade" ? Hook.deny("trades are not allowed") : proceed
- *   }
- * })
- * ```
- *
- * @since 0.1.0
- */
-export class HookDenied extends Schema.TaggedError<HookDenied>(id("HookDenied"))("HookDenied", {
-  hookName: Schema.String,
-  operation: Schema.String,
-  reason: DenialReason,
-  detail: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-
-  override get message(): string {
-    return `${this.operation} denied by hook "${this.hookName}" (${this.reason}): ${this.detail}`
-  }
-}
-
-/**
- * Why a fail-closed hook stopped the request.
- *
- * @since 0.1.0
- */
-export const HookFailureReason = Schema.Literal(
-  "hook_failed",
-  "timed_out",
-  "wrong_shape",
-  "invalid_result",
-  "undeclared_contribution",
-  "dependency_failed"
-)
-/** @since 0.1.0 */
-export type HookFailureReason = typeof HookFailureReason.Type
-
-/**
- * A fail-closed hook failed, overran its deadline, returned the wrong
- * shape, made a contribution it did not declare, or could not run because a
- * hook it depends on did not complete, so the request stopped at that point
- * (seed 001 failure policy). The required after-planning hook
- * has its own error, {@link RequiredAfterPlanningError}. `cause` is the
- * hook's own failure.
- *
- * @since 0.1.0
- */
-export class HookFailed extends Schema.TaggedError<HookFailed>(id("HookFailed"))("HookFailed", {
-  hookName: Schema.String,
-  point: Schema.String,
-  reason: HookFailureReason,
-  detail: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-
-  override get message(): string {
-    return `fail-closed hook "${this.hookName}" stopped the request at ${this.point} (${this.reason}): ${this.detail}`
-  }
-}
-
-/**
  * Every error a request can fail with.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type PipelineError =
   | InvalidRequest
@@ -352,7 +266,17 @@ export type PipelineError =
 /**
  * Schema of {@link PipelineError} (for records and HTTP).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { PipelineError } from "effect-agent-pipeline"
+ *
+ * const toJson = Schema.encodeSync(PipelineError.PipelineError)
+ * const fromJson = Schema.decodeUnknownSync(PipelineError.PipelineError)
+ * ```
+ *
  * @since 0.1.0
+ * @category schemas
  */
 export const PipelineError = Schema.Union(
   InvalidRequest,
@@ -365,7 +289,7 @@ export const PipelineError = Schema.Union(
   CheckpointError
 )
 
-const REQUEST_ERRORS: ReadonlySet<string> = new Set([
+const requestErrors: ReadonlySet<string> = new Set([
   "InvalidRequest",
   "RequiredAfterPlanningError",
   "HookContractError",
@@ -376,7 +300,7 @@ const REQUEST_ERRORS: ReadonlySet<string> = new Set([
   "CheckpointError"
 ])
 
-const CONFIG_ERRORS: ReadonlySet<string> = new Set([
+const configErrors: ReadonlySet<string> = new Set([
   "InvalidOrchestratorConfig",
   "InvalidRequiredAfterPlanningHook",
   "InvalidHookSubscription",
@@ -391,19 +315,28 @@ const tagged = (u: unknown, tags: ReadonlySet<string>): boolean =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { PipelineError } from "effect-agent-pipeline"
  *
  * const describe = (u: unknown) => (PipelineError.isPipelineError(u) ? `${u._tag}: ${u.message}` : String(u))
  * ```
  *
  * @since 0.1.0
+ * @category guards
  */
-export const isPipelineError = (u: unknown): u is PipelineError => tagged(u, REQUEST_ERRORS)
+export const isPipelineError = (u: unknown): u is PipelineError => tagged(u, requestErrors)
 
 /**
  * Whether a value is one of the errors assembling an agent can fail with.
  *
+ * @example
+ * ```ts
+ * import { PipelineError } from "effect-agent-pipeline"
+ *
+ * const describe = (u: unknown) =>
+ *   PipelineError.isAgentConfigError(u) ? `the agent cannot be built: ${u.message}` : String(u)
+ * ```
+ *
  * @since 0.1.0
+ * @category guards
  */
-export const isAgentConfigError = (u: unknown): u is AgentConfigError => tagged(u, CONFIG_ERRORS)
+export const isAgentConfigError = (u: unknown): u is AgentConfigError => tagged(u, configErrors)

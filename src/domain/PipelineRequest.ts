@@ -4,19 +4,30 @@
  * {@link PipelineRequest} or its plain-object form ({@link Input}); JSON
  * from the wire goes through {@link decode}, the one place that turns
  * unknown input into a request — unknown fields, non-JSON metadata,
- * metadata nested deeper than {@link MAX_METADATA_DEPTH} levels, a
+ * metadata nested deeper than {@link maxMetadataDepth} levels, a
  * `requestId` that breaks the `RequestId` rule, oversized input and values
  * whose getters or Proxy traps throw are refused there with a typed
  * `InvalidRequest`, never a defect.
  *
  * @since 0.1.0
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
-import { thrownText, walk } from "./internal/jsonSnapshot.js"
-import { encodedSize, formatPath, JsonObject, MAX_DEPTH, snapshot } from "./Json.js"
-import { RequestId, requestIdProblem } from "./PipelineContext.js"
+import { Effect, Either, Schema } from "effect"
+import { thrownText } from "./internal/jsonSnapshot.js"
+import {
+  describeKind,
+  fromParseError,
+  metadataCopy,
+  metadataSnapshot,
+  oneLine,
+  readField,
+  requestTextTooLarge,
+  stringStandIn,
+  tooLarge,
+  unreadable
+} from "./internal/requestInput.js"
+import { encodedSize, JsonObject, maxDepth } from "./Json.js"
 import { InvalidRequest } from "./PipelineError.js"
-import { byteLength } from "./Utf8Chunks.js"
+import { RequestId, requestIdProblem } from "./RequestId.js"
 
 /**
  * A decoded request.
@@ -30,6 +41,7 @@ import { byteLength } from "./Utf8Chunks.js"
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export class PipelineRequest extends Schema.Class<PipelineRequest>("effect-agent-pipeline/PipelineRequest")({
   request: Schema.String.pipe(Schema.minLength(1, { message: () => "must be a non-empty string" })),
@@ -53,6 +65,7 @@ export class PipelineRequest extends Schema.Class<PipelineRequest>("effect-agent
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = PipelineRequest | typeof PipelineRequest.Encoded
 
@@ -61,6 +74,7 @@ export type Input = PipelineRequest | typeof PipelineRequest.Encoded
  * and the metadata's JSON text.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Limits {
   readonly maxRequestBytes: number
@@ -71,117 +85,32 @@ export interface Limits {
  * One mebibyte: the default for every size limit.
  *
  * @since 0.1.0
+ * @category constants
  */
-export const MEBIBYTE = 1_048_576
+export const mebibyte = 1_048_576
 
 /**
  * The default limits: 1 MiB of request text, 1 MiB of metadata.
  *
  * @since 0.1.0
+ * @category constants
  */
-export const defaultLimits: Limits = { maxRequestBytes: MEBIBYTE, maxMetadataBytes: MEBIBYTE }
+export const defaultLimits: Limits = { maxRequestBytes: mebibyte, maxMetadataBytes: mebibyte }
 
 /**
  * The most levels of arrays and objects request metadata may nest (the
  * metadata object itself is level 1); deeper → `InvalidRequest`
  * `too_deep`. The same bound as every value entering the pipeline
- * (`Json.MAX_DEPTH`).
+ * (`Json.maxDepth`).
  *
  * @since 0.1.0
+ * @category constants
  */
-export const MAX_METADATA_DEPTH = MAX_DEPTH
+export const maxMetadataDepth = maxDepth
 
-const FIELDS = Object.keys(PipelineRequest.fields)
-const DETAIL_CHARS = 300
-const ISSUES_CHARS = 8_000
-// A request id, or a request text sent as an object, is refused anyway:
-// its copy (made only so the Schema can say what it is) stays small.
-const WRONG_TYPE_BYTES = 4_096
+const fields = Object.keys(PipelineRequest.fields)
 
 const parse = Schema.decodeUnknownEither(PipelineRequest, { onExcessProperty: "error", errors: "all" })
-
-/** One field of the input as it was read: absent, or its value. */
-type Field = { readonly present: false } | { readonly present: true; readonly value: unknown }
-
-const ABSENT: Field = { present: false }
-
-/**
- * Reads a field exactly once; a getter or Proxy trap that throws is a
- * typed refusal at that field.
- */
-const readField = (
-  input: object,
-  keys: ReadonlyArray<PropertyKey>,
-  name: string
-): Either.Either<Field, InvalidRequest> => {
-  if (!keys.includes(name)) return Either.right(ABSENT)
-  try {
-    return Either.right({ present: true, value: (input as Readonly<Record<string, unknown>>)[name] })
-  } catch (thrown) {
-    return Either.left(unreadable(name, `reading it threw: ${thrownText(thrown)}`))
-  }
-}
-
-const unreadable = (path: string, reason: string) =>
-  new InvalidRequest({ reason: "malformed", path, detail: oneLine(`could not be read: ${reason}`, DETAIL_CHARS) })
-
-/**
- * A string field sent as something else: an object is copied (bounded) so
- * the Schema can say what it got; one that cannot be copied is described.
- */
-const stringStandIn = (name: string, value: unknown): Either.Either<unknown, InvalidRequest> => {
-  if (typeof value !== "object" || value === null) return Either.right(value)
-  const walked = walk(value, {
-    maxDepth: MAX_DEPTH,
-    maxBytes: WRONG_TYPE_BYTES,
-    undefinedProperties: "keep",
-    lenient: true
-  })
-  if (walked._tag === "Copied") return Either.right(walked.value)
-  return Either.left(
-    walked.refusal.kind === "unreadable"
-      ? unreadable(formatPath(name, walked.refusal.path), walked.refusal.reason)
-      : new InvalidRequest({
-        reason: "malformed",
-        path: name,
-        detail: `Expected string, actual ${describeKind(value)}`
-      })
-  )
-}
-
-/** The metadata, copied; `json` tells whether the copy is strict JSON. */
-interface MetadataCopy {
-  readonly value: unknown
-  readonly json: boolean
-}
-
-const metadataCopy = (value: unknown, limits: Limits): Either.Either<MetadataCopy, InvalidRequest> => {
-  if (typeof value !== "object" || value === null) return Either.right({ value, json: false })
-  const walked = walk(value, {
-    maxDepth: MAX_DEPTH,
-    maxBytes: limits.maxMetadataBytes,
-    undefinedProperties: "keep",
-    lenient: true
-  })
-  if (walked._tag === "Copied") {
-    return Either.right({ value: walked.value, json: walked.json && !Array.isArray(walked.value) })
-  }
-  const { kind, path, reason } = walked.refusal
-  switch (kind) {
-    case "too_deep":
-      return Either.left(
-        new InvalidRequest({
-          reason: "too_deep",
-          path: formatPath("metadata", path),
-          detail: `nests deeper than ${MAX_DEPTH} levels, the limit for metadata`
-        })
-      )
-    case "too_large":
-      return Either.left(tooLargeOver("metadata", limits.maxMetadataBytes, "maxMetadataBytes"))
-    default:
-      return Either.left(unreadable(formatPath("metadata", path), reason))
-  }
-}
 
 /**
  * Reads a request that is not a constructed instance. Every field is read
@@ -196,7 +125,7 @@ const fromPlain = (input: object, limits: Limits): Either.Either<PipelineRequest
   const standIn: Record<PropertyKey, unknown> = {}
   let unknownField = false
   for (const key of keys) {
-    if (typeof key === "string" && FIELDS.includes(key)) continue
+    if (typeof key === "string" && fields.includes(key)) continue
     unknownField = true
     // The Schema names it; its value does not matter (and is not read).
     Object.defineProperty(standIn, key, { value: null, enumerable: true, writable: true, configurable: true })
@@ -215,7 +144,7 @@ const fromPlain = (input: object, limits: Limits): Either.Either<PipelineRequest
     standIn.request = copy.right
   }
   if (metadata.right.present && metadata.right.value !== undefined) {
-    const copy = metadataCopy(metadata.right.value, limits)
+    const copy = metadataCopy(metadata.right.value, limits.maxMetadataBytes)
     if (Either.isLeft(copy)) return Either.left(copy.left)
     standIn.metadata = copy.right.value
     metadataIsJson = copy.right.json
@@ -244,7 +173,7 @@ const fromPlain = (input: object, limits: Limits): Either.Either<PipelineRequest
     return checkRequestText(built, limits)
   }
   const decoded = parse(standIn)
-  if (Either.isLeft(decoded)) return Either.left(fromParseError(standIn, decoded.left))
+  if (Either.isLeft(decoded)) return Either.left(fromParseError(standIn, decoded.left, fields))
   // Accepted by the Schema: its metadata is absent, or the copy measured above.
   return checkRequestText(decoded.right, limits)
 }
@@ -265,7 +194,7 @@ const fromInstance = (input: PipelineRequest, limits: Limits): Either.Either<Pip
     const problem = typeof requestId === "string" ? requestIdProblem(requestId) : "must be a string"
     if (problem !== undefined) {
       return Either.left(
-        new InvalidRequest({ reason: "malformed", path: "requestId", detail: oneLine(problem, DETAIL_CHARS) })
+        new InvalidRequest({ reason: "malformed", path: "requestId", detail: oneLine(problem) })
       )
     }
   }
@@ -279,113 +208,21 @@ const fromInstance = (input: PipelineRequest, limits: Limits): Either.Either<Pip
     )
   }
   if (Object.keys(metadata).length === 0) return checkRequestText(input, limits)
-  const copied = snapshot(metadata, { maxBytes: limits.maxMetadataBytes })
-  if (Either.isLeft(copied)) {
-    const { kind, path, reason } = copied.left
-    return Either.left(
-      kind === "too_large"
-        ? tooLargeOver("metadata", limits.maxMetadataBytes, "maxMetadataBytes")
-        : new InvalidRequest({
-          reason: kind === "too_deep" ? "too_deep" : "malformed",
-          path: formatPath("metadata", path),
-          detail: oneLine(
-            kind === "too_deep" ? `nests deeper than ${MAX_DEPTH} levels, the limit for metadata` : reason,
-            DETAIL_CHARS
-          )
-        })
-    )
-  }
+  const copied = metadataSnapshot(metadata, limits.maxMetadataBytes)
+  if (Either.isLeft(copied)) return Either.left(copied.left)
   const rebuilt = new PipelineRequest(
     requestId === undefined
-      ? { request, metadata: copied.right.value as JsonObject }
-      : { request, metadata: copied.right.value as JsonObject, requestId },
+      ? { request, metadata: copied.right as JsonObject }
+      : { request, metadata: copied.right as JsonObject, requestId },
     { disableValidation: true }
   )
   return checkRequestText(rebuilt, limits)
 }
 
-const oneLine = (text: string, max: number): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
-}
-
-const describeKind = (u: unknown): string =>
-  u === null
-    ? "null"
-    : Array.isArray(u)
-    ? "an array"
-    : u === undefined
-    ? "undefined"
-    : typeof u === "object"
-    ? "an object"
-    : `a ${typeof u}`
-
-const fromParseError = (input: unknown, error: ParseResult.ParseError): InvalidRequest => {
-  const issues = oneLine(ParseResult.TreeFormatter.formatErrorSync(error), ISSUES_CHARS)
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return new InvalidRequest({
-      reason: "malformed",
-      path: "",
-      detail: `expected an object with a "request" string, got ${describeKind(input)}`,
-      issues
-    })
-  }
-  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const first = all[0]
-  if (first === undefined) {
-    return new InvalidRequest({ reason: "malformed", path: "", detail: oneLine(error.message, DETAIL_CHARS), issues })
-  }
-  if (first._tag === "Unexpected") {
-    const names = all.filter((i) => i._tag === "Unexpected" && i.path.length === 1).map((i) => `"${String(i.path[0])}"`)
-    return new InvalidRequest({
-      reason: "unexpected_field",
-      path: formatPath("", first.path),
-      detail: oneLine(
-        `unknown field${names.length > 1 ? "s" : ""} ${names.join(", ")} (a request has ${
-          FIELDS.map((f) => `"${f}"`).join(", ")
-        })`,
-        DETAIL_CHARS
-      ),
-      issues
-    })
-  }
-  return new InvalidRequest({
-    reason: "malformed",
-    path: formatPath("", first.path),
-    detail: oneLine(first._tag === "Missing" ? "is required" : first.message, DETAIL_CHARS),
-    issues
-  })
-}
-
-const tooLarge = (path: string, size: number, limit: number, option: keyof Limits) =>
-  new InvalidRequest({
-    reason: "too_large",
-    path,
-    detail: `is ${size} bytes, over the limit of ${limit} bytes (PipelineOptions.${option})`,
-    limit
-  })
-
-/**
- * Metadata that the copy stopped measuring at the limit: its exact size was
- * not computed (the walk stops there, whatever the input holds).
- */
-const tooLargeOver = (path: string, limit: number, option: keyof Limits) =>
-  new InvalidRequest({
-    reason: "too_large",
-    path,
-    detail: `is over the limit of ${limit} bytes (PipelineOptions.${option})`,
-    limit
-  })
-
-/** The request text against its limit (measured only when it could exceed it). */
+/** The request text against its limit. */
 const checkRequestText = (request: PipelineRequest, limits: Limits): Either.Either<PipelineRequest, InvalidRequest> => {
-  if (request.request.length * 3 > limits.maxRequestBytes) {
-    const size = byteLength(request.request)
-    if (size > limits.maxRequestBytes) {
-      return Either.left(tooLarge("request", size, limits.maxRequestBytes, "maxRequestBytes"))
-    }
-  }
-  return Either.right(request)
+  const refused = requestTextTooLarge(request.request, limits.maxRequestBytes)
+  return refused === undefined ? Either.right(request) : Either.left(refused)
 }
 
 /**
@@ -393,26 +230,30 @@ const checkRequestText = (request: PipelineRequest, limits: Limits): Either.Eith
  * measured only when it could exceed its limit (3 bytes per UTF-16 unit at
  * most); empty metadata is not walked.
  *
+ * @example
+ * ```ts
+ * import { PipelineRequest } from "effect-agent-pipeline"
+ *
+ * const request = new PipelineRequest.PipelineRequest({ request: "x".repeat(5000) })
+ * PipelineRequest.checkLimits(request, { maxRequestBytes: 4096, maxMetadataBytes: 4096 }) // Left(InvalidRequest too_large)
+ * ```
+ *
  * @since 0.1.0
+ * @category utils
  */
 export const checkLimits = (
   request: PipelineRequest,
   limits: Limits
-): Either.Either<PipelineRequest, InvalidRequest> => {
-  if (request.request.length * 3 > limits.maxRequestBytes) {
-    const size = byteLength(request.request)
-    if (size > limits.maxRequestBytes) {
-      return Either.left(tooLarge("request", size, limits.maxRequestBytes, "maxRequestBytes"))
+): Either.Either<PipelineRequest, InvalidRequest> =>
+  Either.flatMap(checkRequestText(request, limits), (checked) => {
+    if (Object.keys(checked.metadata).length > 0) {
+      const size = encodedSize(checked.metadata)
+      if (size > limits.maxMetadataBytes) {
+        return Either.left(tooLarge("metadata", size, limits.maxMetadataBytes, "maxMetadataBytes"))
+      }
     }
-  }
-  if (Object.keys(request.metadata).length > 0) {
-    const size = encodedSize(request.metadata)
-    if (size > limits.maxMetadataBytes) {
-      return Either.left(tooLarge("metadata", size, limits.maxMetadataBytes, "maxMetadataBytes"))
-    }
-  }
-  return Either.right(request)
-}
+    return Either.right(checked)
+  })
 
 /**
  * Decodes a request — JSON from the wire, or anything an untyped caller
@@ -427,7 +268,7 @@ export const checkLimits = (
  *   most 200 bytes, no `/`, `\\`, `.` or `..`), or a field whose getter or
  *   Proxy throws when read;
  * - `too_large`: the request text or the metadata over its byte limit;
- * - `too_deep`: metadata nesting deeper than {@link MAX_METADATA_DEPTH}
+ * - `too_deep`: metadata nesting deeper than {@link maxMetadataDepth}
  *   (256) levels.
  *
  * Every field is read once and the metadata is copied in one iterative
@@ -447,6 +288,7 @@ export const checkLimits = (
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const decode = (
   input: unknown,
@@ -459,7 +301,17 @@ export const decode = (
 /**
  * {@link decode}, answered synchronously.
  *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { PipelineRequest } from "effect-agent-pipeline"
+ *
+ * const decoded = PipelineRequest.decodeEither({ request: "" })
+ * if (Either.isLeft(decoded)) console.log(decoded.left.message) // invalid request at request: must be a non-empty string
+ * ```
+ *
  * @since 0.1.0
+ * @category constructors
  */
 export const decodeEither = (
   input: unknown,
@@ -475,7 +327,9 @@ export const decodeEither = (
     }
     // A primitive: the Schema's own error.
     const parsed = parse(input)
-    return Either.isLeft(parsed) ? Either.left(fromParseError(input, parsed.left)) : checkLimits(parsed.right, limits)
+    return Either.isLeft(parsed)
+      ? Either.left(fromParseError(input, parsed.left, fields))
+      : checkLimits(parsed.right, limits)
   } catch (thrown) {
     // A Proxy whose traps throw where no single field is to blame
     // (its prototype, its keys).

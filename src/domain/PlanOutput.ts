@@ -15,7 +15,7 @@
 import { ParseResult, Schema, type SchemaAST as AST } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
 import { thrownText } from "./internal/jsonSnapshot.js"
-import { formatPath, MAX_DEPTH } from "./Json.js"
+import { formatPath, maxDepth } from "./Json.js"
 import { isWireShaped, type PlanWire, wireJsonSchema } from "./PlanWire.js"
 import { PlanFromWire, RoutingPlan } from "./RoutingPlan.js"
 
@@ -23,16 +23,16 @@ const decodeWire = ParseResult.decodeUnknown(PlanFromWire)
 const decodePlain = ParseResult.decodeUnknown(RoutingPlan)
 const encodeWire = ParseResult.encodeUnknown(PlanFromWire)
 
-/** The issue of a value nested deeper than `Json.MAX_DEPTH` (or that cannot be read), if it is one. */
+/** The issue of a value nested deeper than `Json.maxDepth` (or that cannot be read), if it is one. */
 const tooDeep = (input: unknown, ast: AST.Declaration): ParseResult.ParseIssue | undefined => {
   try {
-    const deep = deeperThan(input, MAX_DEPTH)
+    const deep = deeperThan(input, maxDepth)
     return deep === undefined
       ? undefined
       : new ParseResult.Type(
         ast,
         input,
-        `the plan nests deeper than ${MAX_DEPTH} levels (at ${formatPath("plan", deep)})`
+        `the plan nests deeper than ${maxDepth} levels (at ${formatPath("plan", deep)})`
       )
   } catch (thrown) {
     return new ParseResult.Type(ast, input, `the plan could not be read: ${thrownText(thrown)}`)
@@ -63,6 +63,7 @@ const tooDeep = (input: unknown, ast: AST.Declaration): ParseResult.ParseIssue |
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const PlanOutput: Schema.Schema<RoutingPlan, typeof PlanWire.Encoded> = Schema.declare([], {
   decode: () => (input, options, ast) => {

@@ -8,7 +8,7 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import { walk } from "./internal/jsonSnapshot.js"
-import { formatPath, type Json, MAX_DEPTH } from "./Json.js"
+import { formatPath, type Json, maxDepth } from "./Json.js"
 import { decodeParsed, referencedStepIds, RoutingPlan, type RoutingStep } from "./RoutingPlan.js"
 
 /**
@@ -17,13 +17,15 @@ import { decodeParsed, referencedStepIds, RoutingPlan, type RoutingStep } from "
  * it stops there — a plan is a list of tool calls, never a payload.
  *
  * @since 0.1.0
+ * @category constants
  */
-export const MAX_PLAN_BYTES = 16 * 1_048_576
+export const maxPlanBytes = 16 * 1_048_576
 
 /**
  * Why a plan is invalid.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const PlanValidationReason = Schema.Literal(
   "decode",
@@ -38,7 +40,12 @@ export const PlanValidationReason = Schema.Literal(
   "implicit_dep_unreferenced",
   "implicit_dep_same_phase"
 )
-/** @since 0.1.0 */
+/**
+ * One of the {@link PlanValidationReason} literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type PlanValidationReason = typeof PlanValidationReason.Type
 
 /**
@@ -46,6 +53,7 @@ export type PlanValidationReason = typeof PlanValidationReason.Type
  * whole payloads).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class PlanValidationError extends Schema.TaggedError<PlanValidationError>(
   "effect-agent-pipeline/PlanValidationError"
@@ -63,6 +71,7 @@ export class PlanValidationError extends Schema.TaggedError<PlanValidationError>
  * What validation needs to know beyond the plan.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ValidationContext {
   /** Whether namespace / agent / capability names a registered tool. */
@@ -71,9 +80,9 @@ export interface ValidationContext {
   readonly priorStepIds: ReadonlySet<string>
 }
 
-const MAX_DETAIL = 400
+const maxDetail = 400
 
-const bounded = (text: string): string => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text)
+const bounded = (text: string): string => (text.length > maxDetail ? `${text.slice(0, maxDetail)}…` : text)
 
 const fail = (reason: PlanValidationReason, detail: string, stepId?: string) =>
   Either.left(
@@ -121,6 +130,7 @@ const findCycle = (steps: ReadonlyArray<RoutingStep>): string | undefined => {
  * Checks an already decoded plan's graph and references.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const checkPlan = (
   plan: RoutingPlan,
@@ -204,6 +214,7 @@ export const checkPlan = (
  * terminal.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const normalizeTerminal = (plan: RoutingPlan): RoutingPlan =>
   plan.steps.length === 0 && !plan.terminal ? { ...plan, terminal: true } : plan
@@ -215,19 +226,20 @@ export const normalizeTerminal = (plan: RoutingPlan): RoutingPlan =>
  * The value is read once, into a copy, before anything judges it: every
  * property is read exactly once (a getter or Proxy cannot show validation
  * one plan and execution another; one that throws is a `decode` failure,
- * never a defect), nesting deeper than `Json.MAX_DEPTH` (256) levels or
- * JSON text over {@link MAX_PLAN_BYTES} is refused without recursing, and
+ * never a defect), nesting deeper than `Json.maxDepth` (256) levels or
+ * JSON text over {@link maxPlanBytes} is refused without recursing, and
  * the accepted plan shares nothing with what the caller still holds.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const validate = (
   raw: unknown,
   context: ValidationContext
 ): Either.Either<RoutingPlan, PlanValidationError> => {
   const copied = walk(raw, {
-    maxDepth: MAX_DEPTH,
-    maxBytes: MAX_PLAN_BYTES,
+    maxDepth,
+    maxBytes: maxPlanBytes,
     undefinedProperties: "keep",
     lenient: true
   })
@@ -237,9 +249,9 @@ export const validate = (
     return fail(
       "decode",
       kind === "too_deep"
-        ? `the plan nests deeper than ${MAX_DEPTH} levels (at ${where})`
+        ? `the plan nests deeper than ${maxDepth} levels (at ${where})`
         : kind === "too_large"
-        ? `the plan is over ${MAX_PLAN_BYTES} bytes of JSON`
+        ? `the plan is over ${maxPlanBytes} bytes of JSON`
         : `the plan could not be read (at ${where}: ${reason})`
     )
   }
@@ -269,6 +281,7 @@ const decodeDetail = (error: ParseResult.ParseError): string => {
  * use. Hooks never get this: they must supply exact dependencies.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const normalizeModelPlan = (plan: RoutingPlan, priorStepIds: ReadonlySet<string>): RoutingPlan => {
   const ids = new Set(plan.steps.map((s) => s.step_id))

@@ -21,12 +21,12 @@
  */
 import { Effect, Either, JSONSchema, ParseResult, Schema, type SchemaAST as AST } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
-import { formatPath, type JsonObject, MAX_DEPTH } from "./Json.js"
+import { formatPath, type JsonObject, maxDepth } from "./Json.js"
 
 // A step's open objects sit at level 4 of a plan (plan, steps, step, the
-// object): the plan as a whole nests at most `Json.MAX_DEPTH` levels, in
+// object): the plan as a whole nests at most `Json.maxDepth` levels, in
 // either form.
-const OBJECT_DEPTH = MAX_DEPTH - 3
+const OBJECT_DEPTH = maxDepth - 3
 
 const STEP_ID_PATTERN = "^[A-Za-z0-9_-]{1,128}$"
 
@@ -134,7 +134,7 @@ const objectFromText = (
       new ParseResult.Type(
         ast,
         text,
-        `${field} nests too deep: a plan nests at most ${MAX_DEPTH} levels, so a step's object at most ${OBJECT_DEPTH} (at ${
+        `${field} nests too deep: a plan nests at most ${maxDepth} levels, so a step's object at most ${OBJECT_DEPTH} (at ${
           formatPath(field, deep)
         })`
       )

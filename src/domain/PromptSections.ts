@@ -22,8 +22,9 @@
  * re-ask (`Inference`).
  *
  * @since 0.1.0
+ * @category constants
  */
-export const ReservedSections = [
+export const reservedSections = [
   "agent_memory",
   "conversation_history",
   "agent_coordination",
@@ -39,8 +40,9 @@ export const ReservedSections = [
  * One reserved section tag.
  *
  * @since 0.1.0
+ * @category models
  */
-export type ReservedSection = typeof ReservedSections[number]
+export type ReservedSection = typeof reservedSections[number]
 
 // `&` (it starts an entity), `<` and `>`, and every character whose canonical
 // or compatibility decomposition contains `<` or `>` (found by scanning all
@@ -74,6 +76,7 @@ const entityOf = (char: string): string => {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const escapeContent = (text: string): string => text.replace(specialChars, entityOf)
 
@@ -98,6 +101,7 @@ const charOf = (entity: string): string => {
  * they are.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const unescapeContent = (text: string): string => text.includes("&") ? text.replace(entities, charOf) : text
 
@@ -115,6 +119,7 @@ export const unescapeContent = (text: string): string => text.includes("&") ? te
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const renderSection = (tag: string, content: string): string => `<${tag}>\n${escapeContent(content)}\n</${tag}>`
 
@@ -130,7 +135,7 @@ export const renderSection = (tag: string, content: string): string => `<${tag}>
 //    compatibility characters, decided by {@link opensReservedTag}.
 const verbatimCandidates = new RegExp(
   `(<(?=[\\t\\n\\v\\f\\r ]*(?:/[\\t\\n\\v\\f\\r ]*)?(?:${
-    ReservedSections.join("|")
+    reservedSections.join("|")
   })(?![A-Za-z0-9_\\u0080-\\uFFFF])))|[\\u226E\\uFE64\\uFF1C]|<(?=[\\t\\n\\v\\f\\r /A-Za-z0-9_]*[\\u0080-\\uFFFF])`,
   "gi"
 )
@@ -147,7 +152,7 @@ const tagPrefix = /[\s\p{Default_Ignorable_Code_Point}\p{M}]*(?:[/\uFF0F][\s\p{D
 const nameRun =
   /[\p{Default_Ignorable_Code_Point}\p{M}]*(?:(?![\s<>\u226E\u226F\uFE64\uFE65\uFF1C\uFF1E\p{Default_Ignorable_Code_Point}\p{M}])[A-Za-z0-9_\u{80}-\u{10FFFF}][\p{Default_Ignorable_Code_Point}\p{M}]*){1,48}/uy
 const ignorable = /[\p{Default_Ignorable_Code_Point}\p{M}]/gu
-const reservedName = new RegExp(`^(?:${ReservedSections.join("|")})(?![\\p{L}\\p{N}_])`, "u")
+const reservedName = new RegExp(`^(?:${reservedSections.join("|")})(?![\\p{L}\\p{N}_])`, "u")
 
 // ASCII characters that can follow an opening bracket in a tag: whitespace,
 // `/`, name characters. Anything else after a look-alike bracket rules a tag
@@ -186,6 +191,7 @@ const opensReservedTag = (text: string, at: number): boolean => {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const neutralizeReservedTags = (text: string): string =>
   text.replace(
@@ -202,6 +208,7 @@ export const neutralizeReservedTags = (text: string): string =>
  * the offline model.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const readSection = (prompt: string, tag: string): string | undefined => {
   const open = `<${tag}>\n`

@@ -13,13 +13,14 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
-import { formatPath, Json, JsonObject, MAX_DEPTH } from "./Json.js"
+import { formatPath, Json, JsonObject, maxDepth } from "./Json.js"
 import { fromInput, isWireShaped, PlanWire, toInput } from "./PlanWire.js"
 
 /**
  * Step id: letters, digits, `_` and `-` only, so references parse unambiguously.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const StepId = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9_-]{1,128}$/, { message: () => "step_id must match [A-Za-z0-9_-]{1,128}" })
@@ -29,6 +30,7 @@ export const StepId = Schema.String.pipe(
  * One tool call in a plan.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const RoutingStep = Schema.Struct({
   step_id: StepId,
@@ -40,7 +42,12 @@ export const RoutingStep = Schema.Struct({
   implicit_deps: Schema.optionalWith(Schema.Array(StepId), { default: () => [] }),
   metadata: Schema.optionalWith(JsonObject, { default: () => ({}) })
 }).annotations({ identifier: "RoutingStep" })
-/** @since 0.1.0 */
+/**
+ * The type of {@link RoutingStep}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RoutingStep = typeof RoutingStep.Type
 
 /**
@@ -49,13 +56,19 @@ export type RoutingStep = typeof RoutingStep.Type
  * results.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const RoutingPlan = Schema.Struct({
   steps: Schema.Array(RoutingStep),
   terminal: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   reasoning: Schema.optional(Schema.String)
 }).annotations({ identifier: "RoutingPlan" })
-/** @since 0.1.0 */
+/**
+ * The type of {@link RoutingPlan}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RoutingPlan = typeof RoutingPlan.Type
 
 /**
@@ -63,6 +76,7 @@ export type RoutingPlan = typeof RoutingPlan.Type
  * hook may return (defaults may be omitted).
  *
  * @since 0.1.0
+ * @category models
  */
 export type RoutingPlanInput = typeof RoutingPlan.Encoded
 
@@ -82,6 +96,7 @@ export type RoutingPlanInput = typeof RoutingPlan.Encoded
  * ```
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const PlanFromWire: Schema.Schema<RoutingPlan, typeof PlanWire.Encoded> = Schema.transformOrFail(
   PlanWire,
@@ -97,6 +112,7 @@ export const PlanFromWire: Schema.Schema<RoutingPlan, typeof PlanWire.Encoded> =
  * The canonical reference pattern (global).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const referencePattern = (): RegExp => /\{\{steps\.([A-Za-z0-9_-]{1,128})\.output((?:\.[A-Za-z0-9_-]+)*)\}\}/g
 
@@ -104,6 +120,7 @@ export const referencePattern = (): RegExp => /\{\{steps\.([A-Za-z0-9_-]{1,128})
  * Every step id that a step's parameters reference.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const referencedStepIds = (parameters: JsonObject): ReadonlySet<string> => {
   const out = new Set<string>()
@@ -127,6 +144,7 @@ export const referencedStepIds = (parameters: JsonObject): ReadonlySet<string> =
  * Encodes a plan to its JSON wire form.
  *
  * @since 0.1.0
+ * @category encoding
  */
 export const encode = Schema.encodeSync(RoutingPlan)
 
@@ -134,6 +152,7 @@ export const encode = Schema.encodeSync(RoutingPlan)
  * Builds a plan from its wire form, failing with a `ParseError`.
  *
  * @since 0.1.0
+ * @category decoding
  */
 export const decodeUnknown = Schema.decodeUnknown(RoutingPlan)
 
@@ -202,7 +221,7 @@ const decodeTextBySchema = Schema.decodeEither(Schema.parseJson(RoutingPlan))
 const decodeParsedBySchema = Schema.decodeUnknownEither(RoutingPlan)
 
 /**
- * A plan nested deeper than {@link Json.MAX_DEPTH}: said without handing it
+ * A plan nested deeper than {@link Json.maxDepth}: said without handing it
  * to the Schema (whose error would print it, recursively).
  */
 const tooDeep = (path: ReadonlyArray<string | number>, actual: unknown): ParseResult.ParseError =>
@@ -210,14 +229,14 @@ const tooDeep = (path: ReadonlyArray<string | number>, actual: unknown): ParseRe
     issue: new ParseResult.Type(
       RoutingPlan.ast,
       actual,
-      `the plan nests deeper than ${MAX_DEPTH} levels (at ${formatPath("plan", path)})`
+      `the plan nests deeper than ${maxDepth} levels (at ${formatPath("plan", path)})`
     )
   })
 
 /**
  * Decodes a plan from a parsed JSON value — what `JSON.parse` returns, or a
  * copy `Json.snapshot` made: plain data, nested at most
- * {@link Json.MAX_DEPTH} levels (deeper fails with a one-line error,
+ * {@link Json.maxDepth} levels (deeper fails with a one-line error,
  * without the Schema) — exactly as the `RoutingPlan` Schema does (keys a
  * plan does not have are dropped). A well-formed plan is built directly.
  *
@@ -229,19 +248,15 @@ const tooDeep = (path: ReadonlyArray<string | number>, actual: unknown): ParseRe
  * ```
  *
  * @since 0.1.0
+ * @category decoding
  */
 export const decodeParsed = (value: Json): Either.Either<RoutingPlan, ParseResult.ParseError> => {
-  const deep = deeperThan(value, MAX_DEPTH)
+  const deep = deeperThan(value, maxDepth)
   if (deep !== undefined) return Either.left(tooDeep(deep, value))
   const plan = directPlan(value)
   return plan === undefined ? decodeParsedBySchema(value) : Either.right(plan)
 }
 
-// The latest plan as JSON.parse made it, kept alive: the optimized code
-// below embeds the hidden classes of its objects, and V8 throws that code
-// away when a full GC finds none alive (runtime/internal/liveShapes.ts says
-// more). One plan, replaced by the next.
-const latestParsed: { value: unknown } = { value: undefined }
 const decodeWireBySchema = Schema.decodeUnknownEither(PlanFromWire)
 
 /**
@@ -252,7 +267,7 @@ const decodeWireBySchema = Schema.decodeUnknownEither(PlanFromWire)
  * plan); anything else goes through the Schema, which reports what is wrong.
  * A plan in the wire form (`PlanWire`, what strict structured output
  * returns) is decoded by {@link PlanFromWire}. A plan nested deeper than
- * {@link Json.MAX_DEPTH} (256) levels — its parameters included — fails
+ * {@link Json.maxDepth} (256) levels — its parameters included — fails
  * with a one-line error naming where, whatever its depth.
  *
  * @example
@@ -265,6 +280,7 @@ const decodeWireBySchema = Schema.decodeUnknownEither(PlanFromWire)
  * ```
  *
  * @since 0.1.0
+ * @category decoding
  */
 export const decodeText = (text: string): Effect.Effect<RoutingPlan, ParseResult.ParseError> => {
   const decoded = decodeTextEither(text)
@@ -283,6 +299,7 @@ export const decodeText = (text: string): Effect.Effect<RoutingPlan, ParseResult
  * ```
  *
  * @since 0.1.0
+ * @category decoding
  */
 export const decodeTextEither = (text: string): Either.Either<RoutingPlan, ParseResult.ParseError> => {
   let parsed: unknown
@@ -291,9 +308,8 @@ export const decodeTextEither = (text: string): Either.Either<RoutingPlan, Parse
   } catch {
     return decodeTextBySchema(text)
   }
-  latestParsed.value = parsed
   // Nesting is bounded before any Schema (or error formatter) sees the value.
-  const deep = deeperThan(parsed, MAX_DEPTH)
+  const deep = deeperThan(parsed, maxDepth)
   if (deep !== undefined) return Either.left(tooDeep(deep, text))
   if (isWireShaped(parsed)) return decodeWireBySchema(parsed)
   const plan = directPlan(parsed)

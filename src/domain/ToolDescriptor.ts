@@ -11,6 +11,7 @@ import type { JsonObject } from "./Json.js"
  * A registered tool as the planner sees it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolDescriptor {
   readonly namespace: string

@@ -16,6 +16,7 @@ import { escapeContent } from "./PromptSections.js"
  * sentence.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Profile {
   /** The user's name; an empty name is left out. */
@@ -60,6 +61,7 @@ const value = (text: string): string => escapeContent(text).replace(lineBreak, "
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const render = (profile: Profile): string => {
   const lines = profile.name === undefined || profile.name.length === 0 ? [] : [`name: ${value(profile.name)}`]

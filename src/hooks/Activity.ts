@@ -28,7 +28,7 @@
 import { Duration, Effect, Option, Schema } from "effect"
 import { id } from "../domain/ErrorId.js"
 import type { Json, JsonObject } from "../domain/Json.js"
-import { EnrichmentActivityCoordination, type PipelineContext } from "../domain/PipelineContext.js"
+import { enrichmentActivityCoordination, type PipelineContext } from "../domain/PipelineContext.js"
 import type { Hook } from "../pipeline/Hook.js"
 import * as RequestScope from "../runtime/RequestScope.js"
 import { type ActivitySignal, ActivityStore, type Announcement } from "../stores/ActivityStore.js"
@@ -41,19 +41,41 @@ import {
   startRenewal
 } from "./internal/activityOwner.js"
 
+/**
+ * Effect ids of the owner's cleanup and lease renewal reports.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export { CleanupEffectId, RenewalEffectId } from "./internal/activityOwner.js"
 
-/** Effect id of the announced signal (submitted signal and TTL). */
+/**
+ * Effect id of the announced signal (submitted signal and TTL).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const SignalEffectId = "activity_signal"
-/** Effect id of the concurrent activities read (discovered and selected signals). */
+/**
+ * Effect id of the concurrent activities read (discovered and selected signals).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const ContextEffectId = "activity_context"
-/** The request metadata key the domain is read from when `domain` is not set. */
+/**
+ * The request metadata key the domain is read from when `domain` is not set.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MetadataActivityDomain = "activity_domain"
 
 /**
  * The activity hooks' options are out of range.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidActivityOptions extends Schema.TaggedError<InvalidActivityOptions>(id("InvalidActivityOptions"))(
   "InvalidActivityOptions",
@@ -80,6 +102,7 @@ export class InvalidActivityOptions extends Schema.TaggedError<InvalidActivityOp
  *   (default `activity-announcement` / `activity-cleanup`)
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options {
   readonly agent: string
@@ -99,6 +122,7 @@ export interface Options {
  * request ended).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Ownership {
   readonly requests: number
@@ -111,6 +135,7 @@ export interface Ownership {
  * The activity hooks: register `hooks` (announcement first).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ActivityHooks {
   /**
@@ -170,7 +195,12 @@ const nonEmpty = (option: string, value: unknown): Effect.Effect<string, Invalid
     ? Effect.succeed(value)
     : Effect.fail(new InvalidActivityOptions({ option, detail: "must be a non-empty string" }))
 
-/** The signal id of an agent's activity for a request. */
+/**
+ * The signal id of an agent's activity for a request.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const signalIdFor = (agent: string, requestId: string): string => `${agent}:${requestId}`
 
 const defaultSummary = (context: PipelineContext): string =>
@@ -180,6 +210,7 @@ const defaultSummary = (context: PipelineContext): string =>
  * The `activity_coordination` text: one line per concurrent activity.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const render = (domain: string, signals: ReadonlyArray<ActivitySignal>): string =>
   [
@@ -204,6 +235,7 @@ export const render = (domain: string, signals: ReadonlyArray<ActivitySignal>): 
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActivityOptions> =>
   Effect.gen(function*() {
@@ -306,7 +338,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
           }
         })
         if (selected.length === 0) return undefined
-        const enrichments: JsonObject = { [EnrichmentActivityCoordination]: render(signal.domain, selected) }
+        const enrichments: JsonObject = { [enrichmentActivityCoordination]: render(signal.domain, selected) }
         return { enrichments }
       })
 

@@ -17,15 +17,26 @@ import type * as Hook from "./Hook.js"
  * The stage service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class AfterExecution extends Context.Tag("effect-agent-pipeline/AfterExecution")<
   AfterExecution,
   AfterExecution.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link AfterExecution} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace AfterExecution {
-  /** @since 0.1.0 */
+  /**
+   * The AfterExecution stage: how many hooks it runs, and a run over a request's execution results.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly hookCount: number
     readonly run: (request: StageRequest, results: ExecutionResults) => Effect.Effect<void, HookFailed>
@@ -100,6 +111,7 @@ const snapshot = <A>(value: A): A => {
  * An AfterExecution handler, its requirements provided.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Handler = NonNullable<Hook.Hook<never>["afterExecution"]>
 
@@ -123,6 +135,7 @@ const rule: Stage.Rule<Parameters<Handler>, State, void, never> = {
  * `detach` starts the runs of `fireAndRecord` / `background` hooks.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: Detach): AfterExecution.Service => {
   const stage = Stage.make(rule, participants, detach)

@@ -26,8 +26,8 @@ import { type HookFailed, RequiredAfterPlanningError } from "../domain/PipelineE
 import * as PlanValidation from "../domain/PlanValidation.js"
 import type { RoutingPlan } from "../domain/RoutingPlan.js"
 import { allows } from "../runtime/Capability.js"
+import { failureDecision } from "../runtime/internal/failures.js"
 import { undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
-import { failureDecision } from "../runtime/internal/run.js"
 import * as Stage from "../runtime/internal/stage.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { AfterPlanningInfo, StageRequest } from "./Hook.js"
@@ -37,15 +37,26 @@ import type * as Hook from "./Hook.js"
  * The stage service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class AfterPlanning extends Context.Tag("effect-agent-pipeline/AfterPlanning")<
   AfterPlanning,
   AfterPlanning.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link AfterPlanning} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace AfterPlanning {
-  /** @since 0.1.0 */
+  /**
+   * The AfterPlanning stage: how many hooks it runs, a run over a plan, and a run of the required hook alone.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly hookCount: number
     readonly run: (
@@ -85,6 +96,7 @@ const copyPlan = (plan: RoutingPlan): RoutingPlan => ({
  * An AfterPlanning handler, its requirements provided.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Handler = NonNullable<Hook.Hook<never>["afterPlanning"]>
 
@@ -244,6 +256,7 @@ const ruleFor = (
  * registration made sure it sorts last.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   participants: ReadonlyArray<Participant<Handler>>,

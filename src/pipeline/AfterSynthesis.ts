@@ -10,8 +10,8 @@
 import { Context, Effect } from "effect"
 import type { HookFailed } from "../domain/PipelineError.js"
 import { allows } from "../runtime/Capability.js"
+import { failureDecision } from "../runtime/internal/failures.js"
 import { undeclaredContribution, type Verdict } from "../runtime/internal/invoke.js"
-import { failureDecision } from "../runtime/internal/run.js"
 import * as Stage from "../runtime/internal/stage.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { StageRequest } from "./Hook.js"
@@ -21,15 +21,26 @@ import type * as Hook from "./Hook.js"
  * The stage service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class AfterSynthesis extends Context.Tag("effect-agent-pipeline/AfterSynthesis")<
   AfterSynthesis,
   AfterSynthesis.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link AfterSynthesis} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace AfterSynthesis {
-  /** @since 0.1.0 */
+  /**
+   * The AfterSynthesis stage: how many hooks it runs, and a run over the draft response.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly hookCount: number
     readonly run: (request: StageRequest, draft: string) => Effect.Effect<string, HookFailed>
@@ -40,6 +51,7 @@ export declare namespace AfterSynthesis {
  * An AfterSynthesis handler, its requirements provided.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Handler = NonNullable<Hook.Hook<never>["afterSynthesis"]>
 
@@ -78,6 +90,7 @@ const rule: Stage.Rule<Parameters<Handler>, State, string, never> = {
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSynthesis.Service => {
   const stage = Stage.make(rule, participants)

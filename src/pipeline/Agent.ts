@@ -9,115 +9,43 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { Cause, type ConfigError, Context, Effect, Either, Layer, Option } from "effect"
+import { type ConfigError, Context, Effect, Either, Layer } from "effect"
 import * as Inference from "../ai/Inference.js"
 import * as ModelConfig from "../ai/ModelConfig.js"
 import * as ModelPolicy from "../ai/ModelPolicy.js"
 import * as OfflineModel from "../ai/OfflineModel.js"
 import * as ScriptedModel from "../ai/ScriptedModel.js"
 import * as ToolRegistry from "../ai/ToolRegistry.js"
-import type { ExecutionRecord } from "../domain/ExecutionRecord.js"
 import type { AgentConfigError } from "../domain/PipelineError.js"
 import * as CheckpointKey from "../stores/CheckpointKey.js"
 import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 import * as StoreConfig from "../stores/StoreConfig.js"
+import type { AgentConfig } from "./AgentConfig.js"
 import { ApprovalPolicy } from "./Approval.js"
 import { ConversationHistoryPreparer } from "./ConversationHistory.js"
 import type * as Hook from "./Hook.js"
-import { layer as pipelineLayer, Pipeline, type PipelineOptions } from "./Pipeline.js"
+import { layer as pipelineLayer, Pipeline } from "./Pipeline.js"
 import * as PipelineHooks from "./PipelineHooks.js"
 import * as Options from "./PipelineOptions.js"
 import { PromptBuilder } from "./PromptBuilder.js"
 import { Gate } from "./ShortCircuit.js"
+import * as TestAgentModule from "./TestAgent.js"
 
 /**
- * The parts of an agent. Only `model` and `tools` are required; every other
- * part has a default.
- *
- * Type parameters are inferred from the parts: `EM`/`RM` are the model
- * Layer's error and requirements, `H` the hooks (what they need is
- * `Hook.Requirements<H>`; `EH`/`RB` what building them fails with and
- * needs), `T` the tools (their handlers need `ToolRegistry.Requirements<T>`),
- * `ES`/`RS` and `EC`/`RC` the stores', `EK`/`RK` the checkpoint key's.
+ * The parts of an agent: its model, tools, hooks, stores and options.
  *
  * @since 0.1.0
+ * @category models
  */
-export interface AgentConfig<
-  EM,
-  RM,
-  H extends Hook.Any,
-  EH,
-  RB,
-  T extends ToolRegistry.Any,
-  ES,
-  RS,
-  EC,
-  RC,
-  EK = never,
-  RK = never
-> {
-  /**
-   * The language model: `OfflineModel.layer` (deterministic, no network),
-   * `ScriptedModel.layer(script)` (tests), a provider's (`OpenAi.layer` from
-   * `effect-agent-pipeline/openai`, `Anthropic.layer` from
-   * `effect-agent-pipeline/anthropic`, `ModelConfig.layerLanguageModel`) or
-   * any other `@effect/ai` `LanguageModel` Layer.
-   */
-  readonly model: Layer.Layer<LanguageModel.LanguageModel, EM, RM>
-  /**
-   * A model to ask once `model` gave up on a call (its retries spent): any
-   * `LanguageModel` Layer. Planning and synthesis fall back alike; a stream
-   * falls back only before it delivered any text.
-   */
-  readonly fallbackModel?: Layer.Layer<LanguageModel.LanguageModel, EM, RM> | undefined
-  /** The tools the planner may call (`ToolRegistry.entry`). */
-  readonly tools: ReadonlyArray<T>
-  /**
-   * The hooks, in registration order — or an Effect that builds them (a
-   * client to open, configuration to read). Default: none.
-   */
-  readonly hooks?:
-    | ReadonlyArray<H>
-    | Effect.Effect<ReadonlyArray<H>, EH, RB>
-    | undefined
-  /** Where execution records go. Default: `ExecutionStore.layerMemory()`. */
-  readonly executionStore?: Layer.Layer<ExecutionStore.ExecutionStore, ES, RS> | undefined
-  /** Where HITL checkpoints wait. Default: `CheckpointStore.layerMemory`. */
-  readonly checkpointStore?: Layer.Layer<CheckpointStore.CheckpointStore, EC, RC> | undefined
-  /**
-   * The key that seals HITL checkpoints (binds each to the plan the human
-   * approves; a resume verifies it). Default: `CheckpointKey.layerRandom`,
-   * a key of this agent's own — its checkpoints cannot be resumed by
-   * another process, another agent Layer or after a restart (they are
-   * refused as `tampered`). With a shared or persistent checkpoint store,
-   * give every agent the same key: `CheckpointKey.layerConfig()`
-   * (`AGENT_CHECKPOINT_KEY`) or `CheckpointKey.layerFile(path)`.
-   */
-  readonly checkpointKey?: Layer.Layer<CheckpointKey.CheckpointKey, EK, RK> | undefined
-  /** Human-in-the-loop: may suspend a phase's plan for a decision. Default: approve everything. */
-  readonly approval?: ApprovalPolicy["Type"] | undefined
-  /** The short-circuit gate (cache reads, variation dimensions). Default: `ShortCircuit.defaultGate`. */
-  readonly gate?: Gate["Type"] | undefined
-  /** Renders planning, continuation and synthesis prompts. Default: `PromptBuilder.defaultBuilder`. */
-  readonly promptBuilder?: PromptBuilder.Service | undefined
-  /** Turns `metadata.conversation_turns` into `conversation_history`. Default: the last 20 turns. */
-  readonly conversationHistory?: ConversationHistoryPreparer["Type"] | undefined
-  /** Pipeline options (phases, concurrency, recording, size limits). */
-  readonly options?: PipelineOptions | undefined
-  /**
-   * The pool detached hook runs (`Hook.background`, `Hook.fireAndRecord`)
-   * live in: background concurrency (default 4) and how long shutdown waits
-   * for them before interrupting (default 5 seconds).
-   */
-  readonly background?: Omit<PipelineHooks.Options, "hookTimeout" | "hookGracePeriod"> | undefined
-}
+export type { AgentConfig } from "./AgentConfig.js"
 
 /**
  * What an assembled agent provides: the pipeline, and the stores so callers
  * can read records and checkpoints.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Services = Pipeline | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
 
@@ -154,6 +82,7 @@ const optionalServices = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = <
   EM,
@@ -227,6 +156,7 @@ export const layer = <
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerOffline = <
   H extends Hook.Any = never,
@@ -273,6 +203,7 @@ export const layerOffline = <
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = <
   EM = never,
@@ -312,23 +243,9 @@ export const layerConfig = <
  * scripted model received and the records the agent stored.
  *
  * @since 0.1.0
+ * @category services
  */
-export class TestAgent extends Context.Tag("effect-agent-pipeline/TestAgent")<TestAgent, TestAgent.Service>() {}
-
-/** @since 0.1.0 */
-export declare namespace TestAgent {
-  /** @since 0.1.0 */
-  export interface Service {
-    /** Every prompt the scripted model received, in order (a live view). */
-    readonly prompts: ReadonlyArray<ScriptedModel.RecordedPrompt>
-    /** How many scripted plans have been consumed. */
-    readonly plansUsed: () => number
-    /** The stored record of a request; `NoSuchElementException` when there is none. */
-    readonly record: (requestId: string) => Effect.Effect<ExecutionRecord, Cause.NoSuchElementException>
-    /** Every stored record, most recently written first. */
-    readonly records: Effect.Effect<ReadonlyArray<ExecutionRecord>>
-  }
-}
+export { TestAgent } from "./TestAgent.js"
 
 /**
  * An agent for tests: the {@link ScriptedModel} answers from `script` and
@@ -354,6 +271,7 @@ export declare namespace TestAgent {
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerTest = <
   H extends Hook.Any = never,
@@ -371,7 +289,7 @@ export const layerTest = <
     readonly script: ScriptedModel.Script
   }
 ): Layer.Layer<
-  Services | TestAgent,
+  Services | TestAgentModule.TestAgent,
   AgentConfigError | EH | ES | EC | EK,
   Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
 > =>
@@ -379,23 +297,7 @@ export const layerTest = <
     Effect.map(ScriptedModel.make(config.script), (scripted) => {
       const { script: _script, ...parts } = config
       const agent = layer({ ...parts, model: scripted.layer })
-      const probe = Layer.effect(
-        TestAgent,
-        Effect.map(ExecutionStore.ExecutionStore, (store): TestAgent.Service => ({
-          prompts: scripted.prompts,
-          plansUsed: scripted.plansUsed,
-          record: (requestId) =>
-            store.get(requestId).pipe(
-              Effect.orDie,
-              Effect.flatMap(Option.match({
-                onNone: () =>
-                  Effect.fail(new Cause.NoSuchElementException(`no execution record for request ${requestId}`)),
-                onSome: Effect.succeed
-              }))
-            ),
-          records: Effect.orDie(Effect.map(store.list({ limit: ExecutionStore.maxPageSize }), (page) => page.records))
-        }))
-      )
+      const probe = TestAgentModule.layerProbe(scripted)
       return Layer.provideMerge(probe, agent)
     })
   )

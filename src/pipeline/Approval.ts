@@ -15,12 +15,19 @@ import { Context, Effect, Layer } from "effect"
 import type { PipelineContext } from "../domain/PipelineContext.js"
 import type { RoutingPlan } from "../domain/RoutingPlan.js"
 
+/**
+ * The sealed checkpoint of a suspended request and its encodings (`domain/Checkpoint.ts`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export { Checkpoint, HexDigest, planText, Sealed, sealedText, type Unsealed } from "../domain/Checkpoint.js"
 
 /**
  * The policy's verdict on a plan.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ApprovalVerdict =
   | { readonly _tag: "Approve" }
@@ -30,6 +37,7 @@ export type ApprovalVerdict =
  * Approves everything (the default).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const approve: ApprovalVerdict = { _tag: "Approve" }
 
@@ -37,6 +45,7 @@ export const approve: ApprovalVerdict = { _tag: "Approve" }
  * Suspends for a human decision.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const suspend = (reason: string): ApprovalVerdict => ({ _tag: "Suspend", reason })
 
@@ -60,6 +69,7 @@ export const suspend = (reason: string): ApprovalVerdict => ({ _tag: "Suspend", 
  * ```
  *
  * @since 0.1.0
+ * @category services
  */
 export class ApprovalPolicy extends Context.Tag("effect-agent-pipeline/ApprovalPolicy")<
   ApprovalPolicy,
@@ -72,6 +82,7 @@ export class ApprovalPolicy extends Context.Tag("effect-agent-pipeline/ApprovalP
  * The approve-everything policy as a Layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerApproveAll: Layer.Layer<ApprovalPolicy> = Layer.succeed(ApprovalPolicy, {
   evaluate: () => Effect.succeed(approve)
@@ -84,6 +95,7 @@ export const layerApproveAll: Layer.Layer<ApprovalPolicy> = Layer.succeed(Approv
  * (`"APPROVE"`, `true`) is `CheckpointError` `invalid_decision`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ApprovalDecision = "approve" | "reject"
 
@@ -100,6 +112,7 @@ export type ApprovalDecision = "approve" | "reject"
  * ```
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isApprovalDecision = (u: unknown): u is ApprovalDecision => u === "approve" || u === "reject"
 
@@ -117,6 +130,7 @@ export const isApprovalDecision = (u: unknown): u is ApprovalDecision => u === "
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ResumeOptions {
   readonly planDigest?: string | undefined

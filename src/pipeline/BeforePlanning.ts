@@ -8,7 +8,7 @@
  *
  * A hook's result is read once, where it enters, into checked copies:
  * enrichments and short-circuit payloads as JSON values (at most
- * `Json.MAX_DEPTH` levels; each enrichment measured on the way for
+ * `Json.maxDepth` levels; each enrichment measured on the way for
  * `maxEnrichmentBytes`), tool entries rebuilt from their fields and
  * described. A value that is not JSON (a `bigint`, a cycle, a `Date`…) or
  * that throws when read (a getter, a Proxy) fails only that hook run with
@@ -39,6 +39,7 @@ import * as ShortCircuit from "./ShortCircuit.js"
  * kind, why (`authoritative` or `cache_match`) and its payload.
  *
  * @since 0.1.0
+ * @category models
  */
 export type { AcceptedShortCircuit }
 
@@ -46,6 +47,7 @@ export type { AcceptedShortCircuit }
  * The stage's outcome.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Outcome {
   readonly enrichments: JsonObject
@@ -60,6 +62,7 @@ export interface Outcome {
  * that is already there).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RunOptions {
   readonly gate: ShortCircuit.PipelineGate
@@ -71,15 +74,26 @@ export interface RunOptions {
  * The stage service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class BeforePlanning extends Context.Tag("effect-agent-pipeline/BeforePlanning")<
   BeforePlanning,
   BeforePlanning.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link BeforePlanning} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace BeforePlanning {
-  /** @since 0.1.0 */
+  /**
+   * The BeforePlanning stage: how many hooks it runs, and a run over a request.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly hookCount: number
     /**
@@ -94,6 +108,7 @@ export declare namespace BeforePlanning {
  * A BeforePlanning handler, its requirements provided.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Handler = NonNullable<Hook.Hook<never>["beforePlanning"]>
 
@@ -144,6 +159,7 @@ const rule: Stage.Rule<Parameters<Handler>, Accumulated & { readonly request: St
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforePlanning.Service => {
   const stage = Stage.make(rule, participants)

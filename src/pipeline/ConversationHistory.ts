@@ -10,15 +10,16 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
 import {
-  EnrichmentConversationHistory,
-  EnrichmentRAGContext,
-  MetadataConversationTurns
+  enrichmentConversationHistory,
+  enrichmentRagContext,
+  metadataConversationTurns
 } from "../domain/PipelineContext.js"
 
 /**
  * Turns raw conversation turns into the `conversation_history` text.
  *
  * @since 0.1.0
+ * @category services
  */
 export class ConversationHistoryPreparer extends Context.Tag("effect-agent-pipeline/ConversationHistoryPreparer")<
   ConversationHistoryPreparer,
@@ -31,6 +32,7 @@ export class ConversationHistoryPreparer extends Context.Tag("effect-agent-pipel
  * that is not a list of such turns yields nothing.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeDefaultPreparer = (maxTurns = 20): ConversationHistoryPreparer["Type"] => ({
   prepare: (turns) => {
@@ -49,6 +51,7 @@ export const makeDefaultPreparer = (maxTurns = 20): ConversationHistoryPreparer[
  * The default preparer as a Layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerDefault: Layer.Layer<ConversationHistoryPreparer> = Layer.succeed(
   ConversationHistoryPreparer,
@@ -70,19 +73,20 @@ export const layerDefault: Layer.Layer<ConversationHistoryPreparer> = Layer.succ
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const promote = (metadata: JsonObject, preparer: ConversationHistoryPreparer["Type"]): JsonObject => {
   const out: Record<string, Json> = {}
-  const rag = metadata[EnrichmentRAGContext]
-  if (rag !== undefined) out[EnrichmentRAGContext] = rag
-  const history = metadata[EnrichmentConversationHistory]
+  const rag = metadata[enrichmentRagContext]
+  if (rag !== undefined) out[enrichmentRagContext] = rag
+  const history = metadata[enrichmentConversationHistory]
   if (history !== undefined) {
-    out[EnrichmentConversationHistory] = history
+    out[enrichmentConversationHistory] = history
   } else {
-    const turns = metadata[MetadataConversationTurns]
+    const turns = metadata[metadataConversationTurns]
     if (turns !== undefined) {
       const prepared = preparer.prepare(turns)
-      if (Option.isSome(prepared)) out[EnrichmentConversationHistory] = prepared.value
+      if (Option.isSome(prepared)) out[enrichmentConversationHistory] = prepared.value
     }
   }
   return out
@@ -92,6 +96,7 @@ export const promote = (metadata: JsonObject, preparer: ConversationHistoryPrepa
  * The preparer in context, or the default one.
  *
  * @since 0.1.0
+ * @category accessors
  */
 export const currentPreparer: Effect.Effect<ConversationHistoryPreparer["Type"]> = Effect.map(
   Effect.serviceOption(ConversationHistoryPreparer),

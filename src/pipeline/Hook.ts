@@ -34,6 +34,7 @@ import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./S
  * to add, carry on".
  *
  * @since 0.1.0
+ * @category models
  */
 export interface BeforePlanningResult extends EnrichmentChanges {
   readonly shortCircuit?: LegacyShortCircuit | undefined
@@ -52,6 +53,7 @@ export interface BeforePlanningResult extends EnrichmentChanges {
  * Extra information for an AfterPlanning handler.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface AfterPlanningInfo {
   /** One-based planning phase. */
@@ -64,6 +66,7 @@ export interface AfterPlanningInfo {
  * The combined execution result AfterExecution observes.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ExecutionResults {
   readonly phases: ReadonlyArray<{
@@ -78,6 +81,7 @@ export interface ExecutionResults {
  * The Around observers a hook has, by operation.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface AroundHandlers<R> {
   readonly request?: Around<"request", R> | undefined
@@ -96,6 +100,7 @@ export interface AroundHandlers<R> {
  * The guards a hook has, by guardable operation.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface GuardHandlers<R> {
   readonly request?: Guard<"request", R> | undefined
@@ -145,6 +150,7 @@ export interface GuardHandlers<R> {
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Hook<R = never> {
   /** Stable, unique name: the subscription's id, used in records and span names. */
@@ -227,6 +233,7 @@ export interface Hook<R = never> {
  * Any hook, whatever it requires.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Any = Hook<unknown>
 
@@ -234,21 +241,65 @@ export type Any = Hook<unknown>
  * What a list of hooks requires.
  *
  * @since 0.1.0
+ * @category utility types
  */
 export type Requirements<H> = H extends Hook<infer R> ? R : never
 
+/**
+ * A capability a hook's subscription can declare (see the `Capability` module).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type { Capability } from "../runtime/Capability.js"
+/**
+ * Refusing an operation from a guard: `deny` fails with a `Refusal`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export { deny, Refusal } from "../runtime/OperationHooks.js"
+/**
+ * The callback an Around observer finishes with, and a tool call's result as `after_tool` transforms see it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type { Finish, ToolOutcome } from "../runtime/OperationHooks.js"
+/**
+ * The execution policies of a hook run (see the `Policy` module).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export { background, blocking, deadline, fireAndRecord } from "../runtime/Policy.js"
+/**
+ * How a hook run is executed, and what its failure means (see the `Policy` module).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
+/**
+ * Marks a plain function as a synchronous hook handler.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export { sync } from "../runtime/SyncHandler.js"
+/**
+ * A handler marked synchronous with {@link sync}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type { SyncHandler } from "../runtime/SyncHandler.js"
 
 /**
  * Declares a hook (an identity function that fixes the type).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = <R = never>(hook: Hook<R>): Hook<R> => hook
 
@@ -270,6 +321,7 @@ export const make = <R = never>(hook: Hook<R>): Hook<R> => hook
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const required = <R = never>(
   hook: Omit<Hook<R>, "required" | "afterPlanning"> & { readonly afterPlanning: NonNullable<Hook<R>["afterPlanning"]> }
@@ -279,6 +331,7 @@ export const required = <R = never>(
  * What every stage runner receives about the request.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface StageRequest {
   /** The request context; its enrichments are the request-start snapshot after BeforePlanning. */

@@ -11,8 +11,8 @@
  *
  * @since 0.1.0
  */
-import { Either, Predicate } from "effect"
-import { isGuardable, type Operation } from "../domain/Operation.js"
+import { Either } from "effect"
+import { isGuardable } from "../domain/Operation.js"
 import {
   type HookConfigError,
   InvalidHookSubscription,
@@ -25,11 +25,13 @@ import type { OperationHandlers } from "../runtime/OperationHooks.js"
 import { blocking, type ExecutionPolicy } from "../runtime/Policy.js"
 import * as Subscription from "../runtime/Subscription.js"
 import type * as Hook from "./Hook.js"
+import { operationKeys, safeProblem } from "./internal/hookShape.js"
 
 /**
  * A hook's handlers by point.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface HandlerMap<R = never> extends OperationHandlers<R> {
   readonly before_planning?: Hook.Hook<R>["beforePlanning"]
@@ -42,159 +44,18 @@ export interface HandlerMap<R = never> extends OperationHandlers<R> {
  * The registry of validated subscriptions.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Registry = Subscription.Registry<HandlerMap>
-
-const STAGE_HANDLERS = ["beforePlanning", "afterPlanning", "afterExecution", "afterSynthesis"] as const
-
-const TRANSFORM_HANDLERS = {
-  beforeInference: "before_inference",
-  afterInference: "after_inference",
-  beforeTool: "before_tool",
-  afterTool: "after_tool",
-  beforeRetrieval: "before_retrieval",
-  afterRetrieval: "after_retrieval",
-  beforeMemoryLoad: "before_memory_load",
-  afterMemoryLoad: "after_memory_load",
-  beforeMemoryStore: "before_memory_store",
-  afterMemoryStore: "after_memory_store"
-} as const
-
-/** The keys of `around` / `guard`, and the operation each names. */
-export const OPERATION_KEYS = {
-  request: "request",
-  phase: "phase",
-  inference: "inference",
-  toolCall: "tool_call",
-  toolExecution: "tool_execution",
-  retrieval: "retrieval",
-  memoryLoad: "memory_load",
-  memoryStore: "memory_store",
-  approvalWait: "approval_wait",
-  recordWrite: "record_write"
-} as const satisfies Record<string, Operation>
-
-const EXECUTION_TAGS = new Set(["Blocking", "Deadline", "FireAndRecord", "Background"])
-
-/** Every key a hook may have: anything else is a mistake (`beforePlaning`), never silently ignored. */
-const HOOK_KEYS: ReadonlyArray<string> = [
-  "name",
-  "required",
-  "priority",
-  "dependsOn",
-  "enabled",
-  "execution",
-  "failure",
-  "capabilities",
-  "timeout",
-  ...STAGE_HANDLERS,
-  "around",
-  "guard",
-  ...Object.keys(TRANSFORM_HANDLERS)
-]
-const KNOWN_KEYS: ReadonlySet<string> = new Set(HOOK_KEYS)
-
-/** Edit distance, for a "did you mean" on a misspelled key (keys are short). */
-const distance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = row
-  }
-  return previous[b.length]!
-}
-
-const unknownKey = (key: string): string => {
-  let best: string | undefined
-  let bestDistance = Infinity
-  for (const known of HOOK_KEYS) {
-    const d = distance(key.toLowerCase(), known.toLowerCase())
-    if (d < bestDistance) {
-      best = known
-      bestDistance = d
-    }
-  }
-  const hint = best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 4))
-    ? ` (did you mean "${best}"?)`
-    : ""
-  return `unknown key "${key}"${hint}: a hook has ${HOOK_KEYS.join(", ")}`
-}
-
-const handlerProblem = (key: string, value: unknown): string | undefined =>
-  value !== undefined && typeof value !== "function" ? `${key} is a ${typeof value}, not a function` : undefined
-
-const operationsProblem = (key: "around" | "guard", value: unknown): string | undefined => {
-  if (value === undefined) return undefined
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return `${key} must be an object of handlers`
-  for (const [name, handler] of Object.entries(value)) {
-    if (!(name in OPERATION_KEYS)) {
-      return `${key}.${name} is not an operation (${Object.keys(OPERATION_KEYS).join(", ")})`
-    }
-    const problem = handlerProblem(`${key}.${name}`, handler)
-    if (problem !== undefined) return problem
-  }
-  return undefined
-}
-
-const entryProblem = (entry: unknown): string | undefined => {
-  if (entry === null) return "entry is null"
-  if (entry === undefined) return "entry is undefined"
-  if (typeof entry !== "object") return `entry is a ${typeof entry}, not a hook`
-  const record = entry as Record<string, unknown>
-  if (typeof record.name !== "string" || record.name.length === 0) return "hook has no non-empty string name"
-  for (const key of Object.keys(record)) {
-    if (!KNOWN_KEYS.has(key)) return unknownKey(key)
-  }
-  for (const key of [...STAGE_HANDLERS, ...Object.keys(TRANSFORM_HANDLERS)]) {
-    const problem = handlerProblem(key, record[key])
-    if (problem !== undefined) return problem
-  }
-  const around = operationsProblem("around", record.around)
-  if (around !== undefined) return around
-  const guard = operationsProblem("guard", record.guard)
-  if (guard !== undefined) return guard
-  if (record.required !== undefined && typeof record.required !== "boolean") return "required must be a boolean"
-  if (record.priority !== undefined && !(typeof record.priority === "number" && Number.isFinite(record.priority))) {
-    return "priority must be a finite number"
-  }
-  if (
-    record.dependsOn !== undefined && !(Array.isArray(record.dependsOn) && record.dependsOn.every(Predicate.isString))
-  ) {
-    return "dependsOn must be an array of hook names"
-  }
-  if (record.enabled !== undefined && typeof record.enabled !== "boolean") return "enabled must be a boolean"
-  if (
-    record.execution !== undefined &&
-    !(Predicate.hasProperty(record.execution, "_tag") && EXECUTION_TAGS.has(String(record.execution._tag)))
-  ) {
-    return "execution must be Hook.blocking, Hook.deadline(d), Hook.fireAndRecord or Hook.background"
-  }
-  if (record.failure !== undefined && record.failure !== "fail_open" && record.failure !== "fail_closed") {
-    return "failure must be \"fail_open\" or \"fail_closed\""
-  }
-  if (record.capabilities !== undefined && !Array.isArray(record.capabilities)) {
-    return "capabilities must be an array"
-  }
-  return undefined
-}
-
-/** A hostile entry (a throwing getter) is a configuration error too, never a crash. */
-const safeProblem = (entry: unknown): string | undefined => {
-  try {
-    return entryProblem(entry)
-  } catch (error) {
-    return `reading the entry threw: ${error instanceof Error ? error.message : String(error)}`
-  }
-}
 
 /**
  * Whether the hook is the fail-closed after-planning boundary: only an
  * explicit marker makes it so (seed 000 §7.4: "an explicit marker keeps
  * optional enrichment resilient"); a hook that merely fails closed is an
  * ordinary fail-closed hook.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const isRequired = <R>(hook: Hook.Hook<R>): boolean => hook.required === true
 
@@ -202,6 +63,7 @@ export const isRequired = <R>(hook: Hook.Hook<R>): boolean => hook.required === 
  * A hook's handlers by point.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const handlersOf = <R>(hook: Hook.Hook<R>): HandlerMap<R> => {
   const around = hook.around ?? {}
@@ -260,7 +122,7 @@ const grantOf = <R>(hook: Hook.Hook<R>): Either.Either<Grant, InvalidHookSubscri
 
 const guardProblem = <R>(hook: Hook.Hook<R>): InvalidHookSubscription | undefined => {
   for (const [key, handler] of Object.entries(hook.guard ?? {})) {
-    const operation = OPERATION_KEYS[key as keyof typeof OPERATION_KEYS]
+    const operation = operationKeys[key as keyof typeof operationKeys]
     if (handler !== undefined && !isGuardable(operation)) {
       return new InvalidHookSubscription({
         reason: "not_guardable",
@@ -278,6 +140,7 @@ const guardProblem = <R>(hook: Hook.Hook<R>): InvalidHookSubscription | undefine
  * after-planning hooks.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const registryOf = <R>(
   hooks: ReadonlyArray<Hook.Hook<R>>,
@@ -329,6 +192,7 @@ export const registryOf = <R>(
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const validate = <R = never>(
   hooks: ReadonlyArray<Hook.Hook<R> | null | undefined> | unknown

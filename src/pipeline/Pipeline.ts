@@ -46,6 +46,7 @@ import * as ShortCircuit from "./ShortCircuit.js"
  * Pipeline options (see the `PipelineOptions` module for each field and its default).
  *
  * @since 0.1.0
+ * @category models
  */
 export type PipelineOptions = Options.PipelineOptions
 
@@ -53,12 +54,23 @@ export type PipelineOptions = Options.PipelineOptions
  * The pipeline service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class Pipeline extends Context.Tag("effect-agent-pipeline/Pipeline")<Pipeline, Pipeline.Service>() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link Pipeline} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace Pipeline {
-  /** @since 0.1.0 */
+  /**
+   * What the pipeline provides: processing, streaming and resuming requests.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     /**
      * Runs a request to completion (`Completed`) or to a HITL suspension
@@ -105,6 +117,7 @@ export declare namespace Pipeline {
  * Builds the pipeline from its services.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (options?: PipelineOptions) =>
   Effect.gen(function*() {
@@ -189,7 +202,8 @@ export const make = (options?: PipelineOptions) =>
       operations,
       validationFor,
       executePhase,
-      synthesisPrompt: stages.synthesisPrompt
+      synthesisPrompt: stages.synthesisPrompt,
+      hookScope: stages.hookScope
     })
 
     return { process, stream, resume, executePlanWithSynthesis } satisfies Pipeline.Service
@@ -216,6 +230,7 @@ export const make = (options?: PipelineOptions) =>
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options?: PipelineOptions): Layer.Layer<
   Pipeline,

@@ -28,6 +28,7 @@ import { isRequired, registryOf, validate } from "./HookRegistration.js"
  * The four stage services and the hook runtime.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Stages = BeforePlanning | AfterPlanning | AfterExecution | AfterSynthesis | HookRuntime
 
@@ -36,6 +37,7 @@ export type Stages = BeforePlanning | AfterPlanning | AfterExecution | AfterSynt
  * `fireAndRecord`) hook runs, and the bound of every hook run.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options extends BackgroundPool.PoolOptions {
   /** How long one run of a hook may take unless the hook sets its own bound (default 30 seconds). */
@@ -44,7 +46,7 @@ export interface Options extends BackgroundPool.PoolOptions {
   readonly hookGracePeriod?: Duration.DurationInput | undefined
 }
 
-const TRANSFORM_KEYS = [
+const transformKeys = [
   "beforeInference",
   "afterInference",
   "beforeTool",
@@ -100,7 +102,7 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
     around: mapValues(hook.around, wrapAround),
     guard: mapValues(hook.guard, wrap)
   }
-  for (const key of TRANSFORM_KEYS) provided[key] = wrap(hook[key])
+  for (const key of transformKeys) provided[key] = wrap(hook[key])
   // Every handler now has the hook's requirements provided.
   return provided as unknown as Hook.Hook<never>
 }
@@ -116,6 +118,7 @@ const limitOf = (options: Options | undefined): RunLimit => ({
  * pool lives in the current scope).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = <R>(
   hooks: ReadonlyArray<Hook.Hook<R>>,
@@ -164,6 +167,7 @@ export const make = <R>(
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = <R = never>(
   hooks: ReadonlyArray<Hook.Hook<R>>,
@@ -189,6 +193,7 @@ export const layer = <R = never>(
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerEffect = <R, E, R2>(
   hooks: Effect.Effect<ReadonlyArray<Hook.Hook<R>>, E, R2>,
@@ -201,6 +206,7 @@ export const layerEffect = <R, E, R2>(
  * anything that is not a hook fails with a typed error, never a crash.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerUnknown = (hooks: unknown, options?: Options): Layer.Layer<Stages, HookConfigError> =>
   Layer.scopedContext(

@@ -10,11 +10,12 @@
  *
  * @since 0.1.0
  */
-import { Duration, Either, Option, ParseResult, Schema } from "effect"
+import { Duration, Either, ParseResult } from "effect"
 import * as ModelPolicy from "../ai/ModelPolicy.js"
 import { ModelCallRecording } from "../domain/ModelCall.js"
 import { InvalidPipelineOptions } from "../domain/PipelineError.js"
-import { MEBIBYTE } from "../domain/PipelineRequest.js"
+import { mebibyte } from "../domain/PipelineRequest.js"
+import { checkOptions, type DurationOption } from "./internal/optionBounds.js"
 
 /**
  * Pipeline options; every field is optional.
@@ -32,6 +33,7 @@ import { MEBIBYTE } from "../domain/PipelineRequest.js"
  * ```
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PipelineOptions {
   /** Planning phases before synthesis is forced (default 3; an integer from 1 to 100). */
@@ -150,41 +152,20 @@ export interface PipelineOptions {
   readonly hookGracePeriod?: Duration.DurationInput | undefined
 }
 
-type DurationOption =
-  | "checkpointClaimLease"
-  | "recordLease"
-  | "modelTimeout"
-  | "modelRetryDelay"
-  | "modelMaxRetryDelay"
-  | "toolTimeout"
-  | "hookTimeout"
-  | "hookGracePeriod"
-
 /**
- * A duration option's range (see {@link durationBounds}).
+ * The range of each option (`integerBounds`, `durationBounds`; every byte
+ * limit is at most one `gibibyte`).
  *
  * @since 0.1.0
+ * @category constants
  */
-export interface DurationRange {
-  readonly min: Duration.Duration
-  /** Whether `min` itself is allowed (otherwise: strictly above it). */
-  readonly inclusive: boolean
-  readonly max: Duration.Duration
-  /** The range in words, for the error detail. */
-  readonly text: string
-}
-
-const positiveUpTo = (max: Duration.Duration, maxText: string): DurationRange => ({
-  min: Duration.zero,
-  inclusive: false,
-  max,
-  text: `above zero and at most ${maxText}`
-})
+export { durationBounds, type DurationRange, gibibyte, integerBounds } from "./internal/optionBounds.js"
 
 /**
  * Options with every default filled in (and durations decoded).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Resolved =
   & {
@@ -196,18 +177,19 @@ export type Resolved =
  * The defaults.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaults: Resolved = {
   maxPhases: 3,
   concurrency: 4,
   recording: true,
   shortCircuitChunkBytes: 64,
-  maxRequestBytes: MEBIBYTE,
-  maxMetadataBytes: MEBIBYTE,
-  maxEnrichmentBytes: MEBIBYTE,
-  maxToolResultBytes: MEBIBYTE,
+  maxRequestBytes: mebibyte,
+  maxMetadataBytes: mebibyte,
+  maxEnrichmentBytes: mebibyte,
+  maxToolResultBytes: mebibyte,
   maxModelOutputBytes: ModelPolicy.defaults.maxOutputBytes,
-  maxRecordBytes: 16 * MEBIBYTE,
+  maxRecordBytes: 16 * mebibyte,
   recordLease: Duration.seconds(30),
   checkpointClaimLease: Duration.minutes(5),
   modelTimeout: ModelPolicy.defaults.timeout,
@@ -222,106 +204,6 @@ export const defaults: Resolved = {
 }
 
 /**
- * One gibibyte: the largest value of every byte limit.
- *
- * @since 0.1.0
- */
-export const GIBIBYTE = 1_073_741_824
-
-/**
- * The range of each numeric option (both ends included). Durations are
- * bounded too: see {@link durationBounds}.
- *
- * @since 0.1.0
- */
-export const integerBounds = {
-  maxPhases: { min: 1, max: 100 },
-  concurrency: { min: 1, max: 1024 },
-  shortCircuitChunkBytes: { min: 4, max: MEBIBYTE },
-  maxRequestBytes: { min: 1, max: GIBIBYTE },
-  maxMetadataBytes: { min: 1, max: GIBIBYTE },
-  maxEnrichmentBytes: { min: 1, max: GIBIBYTE },
-  maxToolResultBytes: { min: 1, max: GIBIBYTE },
-  maxModelOutputBytes: { min: 1, max: GIBIBYTE },
-  // A record always has room for its own skeleton (ids, lifecycle, decisions).
-  maxRecordBytes: { min: 65_536, max: GIBIBYTE },
-  modelRetries: { min: 0, max: 10 },
-  planReasks: { min: 0, max: 10 }
-} as const
-
-/**
- * The range of each duration option: above `min` (or at least it, when
- * `inclusive`), at most `max`.
- *
- * @since 0.1.0
- */
-export const durationBounds: { readonly [K in DurationOption]: DurationRange } = {
-  recordLease: {
-    min: Duration.seconds(1),
-    inclusive: true,
-    max: Duration.hours(24),
-    text: "from 1 second to 24 hours"
-  },
-  checkpointClaimLease: positiveUpTo(Duration.hours(24), "24 hours"),
-  modelTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
-  modelRetryDelay: positiveUpTo(Duration.hours(1), "1 hour"),
-  modelMaxRetryDelay: positiveUpTo(Duration.hours(24), "24 hours"),
-  toolTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
-  hookTimeout: positiveUpTo(Duration.hours(24), "24 hours"),
-  hookGracePeriod: positiveUpTo(Duration.hours(1), "1 hour")
-}
-
-const intIn = (min: number, max: number) =>
-  Schema.optional(Schema.Int.pipe(
-    Schema.filter((n) => (n >= min && n <= max) || `must be an integer from ${min} to ${max}`)
-  ))
-
-const durationIn = ({ inclusive, max, min, text }: DurationRange) =>
-  Schema.optional(
-    Schema.declare(
-      (u: unknown): u is Duration.DurationInput =>
-        u !== undefined &&
-        Option.exists(
-          Duration.decodeUnknown(u),
-          (d) =>
-            Duration.isFinite(d) &&
-            (inclusive ? Duration.greaterThanOrEqualTo(d, min) : Duration.greaterThan(d, min)) &&
-            Duration.lessThanOrEqualTo(d, max)
-        ),
-      {
-        identifier: "DurationInput",
-        message: () => `must be a duration ${text} (a Duration, milliseconds, or a string like "5 minutes")`
-      }
-    )
-  )
-
-const OptionsSchema = Schema.Struct({
-  maxPhases: intIn(integerBounds.maxPhases.min, integerBounds.maxPhases.max),
-  concurrency: intIn(integerBounds.concurrency.min, integerBounds.concurrency.max),
-  recording: Schema.optional(Schema.Boolean),
-  shortCircuitChunkBytes: intIn(integerBounds.shortCircuitChunkBytes.min, integerBounds.shortCircuitChunkBytes.max),
-  maxRequestBytes: intIn(integerBounds.maxRequestBytes.min, integerBounds.maxRequestBytes.max),
-  maxMetadataBytes: intIn(integerBounds.maxMetadataBytes.min, integerBounds.maxMetadataBytes.max),
-  maxEnrichmentBytes: intIn(integerBounds.maxEnrichmentBytes.min, integerBounds.maxEnrichmentBytes.max),
-  maxToolResultBytes: intIn(integerBounds.maxToolResultBytes.min, integerBounds.maxToolResultBytes.max),
-  maxModelOutputBytes: intIn(integerBounds.maxModelOutputBytes.min, integerBounds.maxModelOutputBytes.max),
-  maxRecordBytes: intIn(integerBounds.maxRecordBytes.min, integerBounds.maxRecordBytes.max),
-  recordLease: durationIn(durationBounds.recordLease),
-  checkpointClaimLease: durationIn(durationBounds.checkpointClaimLease),
-  modelTimeout: durationIn(durationBounds.modelTimeout),
-  modelRetries: intIn(integerBounds.modelRetries.min, integerBounds.modelRetries.max),
-  modelRetryDelay: durationIn(durationBounds.modelRetryDelay),
-  modelMaxRetryDelay: durationIn(durationBounds.modelMaxRetryDelay),
-  planReasks: intIn(integerBounds.planReasks.min, integerBounds.planReasks.max),
-  toolTimeout: durationIn(durationBounds.toolTimeout),
-  modelCalls: Schema.optional(ModelCallRecording),
-  hookTimeout: durationIn(durationBounds.hookTimeout),
-  hookGracePeriod: durationIn(durationBounds.hookGracePeriod)
-})
-
-const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "error" })
-
-/**
  * Validates options and fills in the defaults.
  *
  * @example
@@ -333,10 +215,11 @@ const check = Schema.decodeUnknownEither(OptionsSchema, { onExcessProperty: "err
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const resolve = (options: PipelineOptions | undefined): Either.Either<Resolved, InvalidPipelineOptions> => {
   if (options === undefined) return Either.right(defaults)
-  const checked = check(options)
+  const checked = checkOptions(options)
   if (Either.isLeft(checked)) {
     const first = ParseResult.ArrayFormatter.formatErrorSync(checked.left)[0]
     const option = first?.path.map(String).join(".") ?? ""
@@ -381,6 +264,7 @@ const durationOr = (given: Duration.DurationInput | undefined, fallback: Duratio
  * The model policy the options describe.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const modelPolicy = (options: Resolved): ModelPolicy.ModelPolicy => ({
   timeout: options.modelTimeout,

@@ -7,32 +7,46 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect } from "effect"
-import { DEFAULT_MAX_RESULT_BYTES } from "../ai/internal/toolResult.js"
-import { checkOutput, type ToolCallResult } from "../ai/ToolCalls.js"
+import { Deferred, Effect, FiberRef } from "effect"
+import { defaultMaxResultBytes } from "../ai/internal/toolResult.js"
+import { type Caller, checkOutput, type ToolCallResult } from "../ai/ToolCalls.js"
 import type { ToolRegistry } from "../ai/ToolRegistry.js"
-import type { StepResult } from "../domain/ExecutionRecord.js"
+import type { ExecutionRecord, PhaseRecord, StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
+import type { CallRef } from "../domain/Operation.js"
 import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/RoutingPlan.js"
 import { spanned } from "../runtime/internal/spans.js"
 import { elapsedMillis } from "../runtime/internal/timing.js"
+import { currentRequest } from "../runtime/Operations.js"
 import { unsafeRecordToolCall } from "../runtime/PipelineMetrics.js"
+import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 
 /**
  * Execution options.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ExecuteOptions {
   /** Tool calls in flight at once (default 4). */
   readonly concurrency?: number | undefined
   /**
    * How a step's tool is called (default: straight through the registry).
-   * The pipeline passes the hook runtime's tool caller, so tool hooks fire.
+   * The pipeline passes the hook runtime's tool caller (`ToolCalls.make`),
+   * so tool hooks fire.
    */
-  readonly callTool?: ((step: RoutingStep, parameters: JsonObject) => Effect.Effect<ToolCallResult>) | undefined
-  /** Called with each step's result as soon as the step ends (the record's progress). */
-  readonly onStepEnd?: ((result: StepResult) => Effect.Effect<void>) | undefined
+  readonly callTool?: Caller | undefined
+  /**
+   * The request phase the plan runs as: its tool calls' coordinates and
+   * parent run. With it, each step's progress (the steps in flight, each
+   * result as it ends) is kept in that phase's entry of the record of the
+   * request the fiber works for.
+   */
+  readonly phase?: {
+    readonly requestId: string
+    readonly phase: number
+    readonly parent?: CallRef | undefined
+  } | undefined
   /**
    * The largest tool result, in UTF-8 bytes of JSON text, when tools are
    * called straight through the registry (default 1 MiB): larger, or not
@@ -51,9 +65,6 @@ const pick = (value: Json | undefined, path: string): Json | undefined => {
   return current
 }
 
-/** A tool call's outcome as `pipeline.tool.calls` tags it. */
-const toolOutcome = { Succeeded: "succeeded", Failed: "failed", Denied: "denied" } as const
-
 const wholeReference = /^\{\{steps\.([A-Za-z0-9_-]{1,128})\.output((?:\.[A-Za-z0-9_-]+)*)\}\}$/
 
 /**
@@ -62,6 +73,7 @@ const wholeReference = /^\{\{steps\.([A-Za-z0-9_-]{1,128})\.output((?:\.[A-Za-z0
  * a longer string becomes its text (strings as-is, other values as JSON).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const resolveReferences = (parameters: JsonObject, outputs: ReadonlyMap<string, Json>): JsonObject => {
   const resolve = (value: Json): Json => {
@@ -91,6 +103,7 @@ export const resolveReferences = (parameters: JsonObject, outputs: ReadonlyMap<s
  * Runs a plan. `prior` holds earlier phases' results (for `implicit_deps`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const execute: (
   tools: ToolRegistry.Service,
@@ -104,17 +117,19 @@ export const execute: (
   options?: ExecuteOptions
 ) {
   if (plan.steps.length === 0) return []
-  const maxResultBytes = options?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES
-  const callTool = options?.callTool ??
-    ((step: RoutingStep, parameters: JsonObject) =>
-      tools.call(step.namespace, step.agent, step.capability, parameters, { maxResultBytes }).pipe(
+  const maxResultBytes = options?.maxResultBytes ?? defaultMaxResultBytes
+  const callTool: Caller = options?.callTool ??
+    ((request) =>
+      tools.call(request.namespace, request.agent, request.capability, request.parameters, { maxResultBytes }).pipe(
         // Checked where it enters, whichever registry answered.
         Effect.flatMap((output) => checkOutput(maxResultBytes, output)),
         Effect.match({
-          onSuccess: (output): ToolCallResult => ({ _tag: "Succeeded", output }),
-          onFailure: (failure): ToolCallResult => ({ _tag: "Failed", error: failure.message })
+          onSuccess: (output): ToolCallResult => ({ status: "succeeded", output }),
+          onFailure: (failure): ToolCallResult => ({ status: "failed", error: failure.message })
         })
       ))
+  const phase = options?.phase
+  const recorder = phase === undefined ? undefined : (yield* FiberRef.get(currentRequest))?.recorder
   // One step depends on nothing in its plan: it runs on this fiber, with
   // no semaphore, no completion signals and no fork (a fork costs a
   // scheduler hop before the request can go on).
@@ -123,11 +138,17 @@ export const execute: (
   const done = new Map<string, Deferred.Deferred<StepResult>>()
   if (!single) { for (const step of plan.steps) done.set(step.step_id, yield* Deferred.make<StepResult>()) }
 
-  const steps: StepContext = { prior, done, semaphore, callTool }
+  const context: StepContext = {
+    prior,
+    done,
+    semaphore,
+    callTool,
+    phase,
+    progress: phase !== undefined && recorder?.enabled ? { recorder, phase: phase.phase } : undefined
+  }
   const runStep = (step: RoutingStep): Effect.Effect<StepResult> =>
-    stepBody(step, steps).pipe(
+    stepBody(step, context).pipe(
       (ran) => (single ? ran : Effect.tap(ran, (result) => Deferred.succeed(done.get(step.step_id)!, result))),
-      (ran) => (options?.onStepEnd === undefined ? ran : Effect.tap(ran, options.onStepEnd)),
       spanned("pipeline.step", {
         captureStackTrace: false,
         attributes: {
@@ -146,12 +167,24 @@ interface StepContext {
   readonly prior: ReadonlyMap<string, StepResult>
   readonly done: ReadonlyMap<string, Deferred.Deferred<StepResult>>
   readonly semaphore: Effect.Semaphore | undefined
-  readonly callTool: (step: RoutingStep, parameters: JsonObject) => Effect.Effect<ToolCallResult>
+  readonly callTool: Caller
+  readonly phase: ExecuteOptions["phase"]
+  /** Where step progress is recorded, with recording on. */
+  readonly progress: { readonly recorder: RequestRecorder; readonly phase: number } | undefined
 }
 
-// Defined once, not per step: a generator created per call loses its
-// optimized code whenever a full GC finds none in flight.
-const stepBody = Effect.fnUntraced(function*(step: RoutingStep, { callTool, done, prior, semaphore }: StepContext) {
+/** `record` with the latest entry of phase `phase` changed by `f`. */
+const updatePhase = (phase: number, f: (entry: PhaseRecord) => PhaseRecord) => (record: ExecutionRecord) => {
+  let i = record.phases.length - 1
+  while (i >= 0 && record.phases[i]!.phase !== phase) i--
+  if (i < 0) return record
+  const phases = record.phases.slice()
+  phases[i] = f(phases[i]!)
+  return { ...record, phases }
+}
+
+const stepBody = Effect.fnUntraced(function*(step: RoutingStep, context: StepContext) {
+  const { callTool, done, phase, prior, progress, semaphore } = context
   const outputs = new Map<string, Json>()
   const blocked: Array<string> = []
   for (const dep of step.depends_on) {
@@ -168,27 +201,46 @@ const stepBody = Effect.fnUntraced(function*(step: RoutingStep, { callTool, done
   const clock = yield* Effect.clock
   const startedAt = clock.unsafeCurrentTimeMillis()
   const base = { step_id: step.step_id, namespace: step.namespace, agent: step.agent, capability: step.capability }
+  let result: StepResult
   if (blocked.length > 0) {
-    return {
+    result = {
       ...base,
       status: "skipped",
       error: `dependency did not succeed: ${blocked.join(", ")}`,
       startedAt,
       duration: 0
-    } as const
+    }
+  } else {
+    const call = callTool({
+      namespace: step.namespace,
+      agent: step.agent,
+      capability: step.capability,
+      parameters: resolveReferences(step.parameters, outputs),
+      coordinates: phase === undefined
+        ? { requestId: "" }
+        : { requestId: phase.requestId, phase: phase.phase, stepId: step.step_id },
+      parent: phase?.parent
+    })
+    // With recording on, the step is in the record as running first.
+    const marked = progress === undefined ? call : Effect.zipRight(
+      progress.recorder.modify(updatePhase(progress.phase, (p) => ({
+        ...p,
+        running: [...(p.running ?? []), step.step_id]
+      }))),
+      call
+    )
+    const t0 = elapsedMillis(clock)
+    const outcome = yield* (semaphore === undefined ? marked : semaphore.withPermits(1)(marked))
+    const duration = elapsedMillis(clock) - t0
+    unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, outcome.status, duration)
+    result = { ...base, ...outcome, startedAt, duration }
   }
-  const parameters = resolveReferences(step.parameters, outputs)
-  const t0 = elapsedMillis(clock)
-  const outcome =
-    yield* (semaphore === undefined ? callTool(step, parameters) : semaphore.withPermits(1)(callTool(step, parameters)))
-  const duration = elapsedMillis(clock) - t0
-  unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, toolOutcome[outcome._tag], duration)
-  switch (outcome._tag) {
-    case "Succeeded":
-      return { ...base, status: "succeeded", output: outcome.output, startedAt, duration } as const
-    case "Failed":
-      return { ...base, status: "failed", error: outcome.error, startedAt, duration } as const
-    case "Denied":
-      return { ...base, status: "denied", error: outcome.error, startedAt, duration } as const
+  if (progress !== undefined) {
+    yield* progress.recorder.modify(updatePhase(progress.phase, (p) => ({
+      ...p,
+      steps: [...p.steps, result],
+      running: (p.running ?? []).filter((id) => id !== step.step_id)
+    })))
   }
+  return result
 })

@@ -16,23 +16,35 @@ import { Context, Effect, Layer } from "effect"
 import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { Json, JsonObject } from "../domain/Json.js"
 import {
-  EnrichmentActivityCoordination,
-  EnrichmentConversationHistory,
-  EnrichmentRAGContext,
-  EnrichmentUserProfile
+  enrichmentActivityCoordination,
+  enrichmentConversationHistory,
+  enrichmentRagContext,
+  enrichmentUserProfile
 } from "../domain/PipelineContext.js"
 import { neutralizeReservedTags, renderSection } from "../domain/PromptSections.js"
 import type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 
+/**
+ * Reading, writing and escaping the prompt's reserved sections (`domain/PromptSections.ts`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export {
   escapeContent,
   neutralizeReservedTags,
   readSection,
   renderSection,
   type ReservedSection,
-  ReservedSections,
+  reservedSections,
   unescapeContent
 } from "../domain/PromptSections.js"
+/**
+ * A tool as a prompt describes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 
 /**
@@ -40,6 +52,7 @@ export type { ToolDescriptor } from "../domain/ToolDescriptor.js"
  * request-start snapshot: changing it changes nothing else.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PromptInput {
   readonly request: string
@@ -54,6 +67,7 @@ export interface PromptInput {
  * What the synthesis prompt is built from.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SynthesisInput {
   readonly request: string
@@ -79,15 +93,26 @@ export interface SynthesisInput {
  * ```
  *
  * @since 0.1.0
+ * @category services
  */
 export class PromptBuilder extends Context.Tag("effect-agent-pipeline/PromptBuilder")<
   PromptBuilder,
   PromptBuilder.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link PromptBuilder} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace PromptBuilder {
-  /** @since 0.1.0 */
+  /**
+   * The prompts a builder renders: planning, continuation and synthesis.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly buildPlanningPrompt: (input: PromptInput) => string
     readonly buildContinuationPrompt: (input: PromptInput) => string
@@ -114,16 +139,17 @@ const section = (tag: string, value: Json | undefined): string | undefined => {
  * reserved section tags in it are neutralized). No other key is rendered.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const renderKnownEnrichments = (enrichments: JsonObject): ReadonlyArray<string> => {
   const out: Array<string> = []
-  const memory = section("agent_memory", enrichments[EnrichmentRAGContext])
+  const memory = section("agent_memory", enrichments[enrichmentRagContext])
   if (memory) out.push(memory)
-  const history = section("conversation_history", enrichments[EnrichmentConversationHistory])
+  const history = section("conversation_history", enrichments[enrichmentConversationHistory])
   if (history) out.push(history)
-  const coordination = section("agent_coordination", enrichments[EnrichmentActivityCoordination])
+  const coordination = section("agent_coordination", enrichments[enrichmentActivityCoordination])
   if (coordination) out.push(coordination)
-  const profile = asText(enrichments[EnrichmentUserProfile])
+  const profile = asText(enrichments[enrichmentUserProfile])
   if (profile !== undefined) out.push(neutralizeReservedTags(profile))
   return out
 }
@@ -140,7 +166,7 @@ const renderRequest = (request: string): string => renderSection("user_request",
 
 // ASCII only: one character outside Latin-1 makes every prompt built from
 // this text a two-byte string (twice the memory, where a record keeps it).
-const PLANNING_INSTRUCTIONS = `<instructions>
+const planningInstructions = `<instructions>
 Plan the tool calls that answer the user request. Reply with one JSON object:
 {"steps":[{"step_id":"s1","namespace":"...","agent":"...","capability":"...","parameters":{...},"depends_on":[],"implicit_deps":[]}],"terminal":true}
 Use only tools from the tools section. A parameter may reference another step's output as "{{steps.<step_id>.output}}";
@@ -148,7 +174,7 @@ a same-phase reference needs depends_on, a reference to an earlier phase's step 
 Set "terminal": false only when you need to see these results before planning more steps.
 </instructions>`
 
-const SYNTHESIS_INSTRUCTIONS = `<instructions>
+const synthesisInstructions = `<instructions>
 Answer the user request from the step results. Be concise; do not invent results.
 </instructions>`
 
@@ -156,18 +182,19 @@ Answer the user request from the step results. Be concise; do not invent results
  * The default builder.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultBuilder: PromptBuilder.Service = {
   buildPlanningPrompt: (input) =>
     [
-      PLANNING_INSTRUCTIONS,
+      planningInstructions,
       ...renderKnownEnrichments(input.enrichments),
       renderTools(input.tools),
       renderRequest(input.request)
     ].join("\n\n"),
   buildContinuationPrompt: (input) =>
     [
-      PLANNING_INSTRUCTIONS,
+      planningInstructions,
       ...renderKnownEnrichments(input.enrichments),
       renderTools(input.tools),
       renderResults(input.priorResults),
@@ -175,7 +202,7 @@ export const defaultBuilder: PromptBuilder.Service = {
     ].join("\n\n"),
   buildSynthesisPrompt: (input) =>
     [
-      SYNTHESIS_INSTRUCTIONS,
+      synthesisInstructions,
       ...renderKnownEnrichments(input.enrichments),
       renderResults(input.steps),
       renderRequest(input.request)
@@ -186,6 +213,7 @@ export const defaultBuilder: PromptBuilder.Service = {
  * The default builder as a Layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerDefault: Layer.Layer<PromptBuilder> = Layer.succeed(PromptBuilder, defaultBuilder)
 
@@ -193,6 +221,7 @@ export const layerDefault: Layer.Layer<PromptBuilder> = Layer.succeed(PromptBuil
  * The builder in context, or the default one.
  *
  * @since 0.1.0
+ * @category accessors
  */
 export const current: Effect.Effect<PromptBuilder.Service> = Effect.map(
   Effect.serviceOption(PromptBuilder),

@@ -17,6 +17,7 @@ import type { PipelineContext } from "../domain/PipelineContext.js"
  * The legacy short-circuit payload: a complete answer.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface LegacyShortCircuit {
   readonly response: string
@@ -29,6 +30,7 @@ export interface LegacyShortCircuit {
  * Provenance kind of a decision.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ShortCircuitKind = "authoritative" | "cache"
 
@@ -37,6 +39,7 @@ export type ShortCircuitKind = "authoritative" | "cache"
  * variation map stored with the cache entry, not the gate's current one.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ShortCircuitDecision {
   readonly kind: ShortCircuitKind
@@ -48,6 +51,7 @@ export interface ShortCircuitDecision {
  * What a BeforePlanning hook sees of the cache policy for this request.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PipelineGate {
   readonly cacheReadEnabled: boolean
@@ -74,6 +78,7 @@ export interface PipelineGate {
  * ```
  *
  * @since 0.1.0
+ * @category services
  */
 export class Gate extends Context.Tag("effect-agent-pipeline/ShortCircuitGate")<
   Gate,
@@ -84,6 +89,7 @@ export class Gate extends Context.Tag("effect-agent-pipeline/ShortCircuitGate")<
  * The default gate.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultGate: PipelineGate = { cacheReadEnabled: true, cacheVary: {} }
 
@@ -91,6 +97,7 @@ export const defaultGate: PipelineGate = { cacheReadEnabled: true, cacheVary: {}
  * The default gate as a Layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerDefaultGate: Layer.Layer<Gate> = Layer.succeed(Gate, { forRequest: () => defaultGate })
 
@@ -99,6 +106,7 @@ export const layerDefaultGate: Layer.Layer<Gate> = Layer.succeed(Gate, { forRequ
  * with equal values; a key present on one side only is a mismatch.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const dimensionsMatch = (
   current: Readonly<Record<string, string>>,
@@ -117,6 +125,7 @@ export const dimensionsMatch = (
  * The evaluated outcome of a hook's short-circuit.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Evaluation =
   | {
@@ -171,6 +180,7 @@ const validDimensions = (u: unknown): u is Readonly<Record<string, string>> =>
  * `invalid_result` before it gets here.)
  *
  * @since 0.1.0
+ * @category utils
  */
 export const evaluate = (legacy: unknown, decision: unknown, gate: PipelineGate): Evaluation | undefined => {
   if (legacy !== undefined && legacy !== null && decision !== undefined && decision !== null) {
@@ -239,6 +249,7 @@ export const evaluate = (legacy: unknown, decision: unknown, gate: PipelineGate)
  * never hook names or sources (C17).
  *
  * @since 0.1.0
+ * @category metrics
  */
 export const decisionCounter = Metric.counter("orchestration.pipeline.short_circuit.decision", {
   description: "Short-circuit decisions by provenance kind, reason and status",
@@ -252,6 +263,7 @@ export const decisionCounter = Metric.counter("orchestration.pipeline.short_circ
  * (seed 000 §6).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const decisionEvent = (hookName: string, evaluation: Evaluation): {
   readonly name: "pipeline.short_circuit.decision"
@@ -284,6 +296,7 @@ export const decisionEvent = (hookName: string, evaluation: Evaluation): {
  * Records one decision on the counter.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const recordDecisionMetric = (
   kind: string,

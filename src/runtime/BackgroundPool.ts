@@ -16,6 +16,7 @@ import type { Detach } from "./internal/invoke.js"
  * Pool options.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PoolOptions {
   /** Background runs at once (default 4). */
@@ -28,6 +29,7 @@ export interface PoolOptions {
  * The pool: how the runtime starts a detached run.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Pool {
   readonly detach: Detach
@@ -37,6 +39,7 @@ export interface Pool {
  * Makes a pool in the current scope.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (options?: PoolOptions): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.gen(function*() {

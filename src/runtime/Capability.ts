@@ -30,6 +30,7 @@ import type { HookPoint } from "../domain/HookPoint.js"
  * The capabilities.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Capability = Schema.Literal(
   "enrichments",
@@ -46,7 +47,12 @@ export const Capability = Schema.Literal(
   "memory_rewrite",
   "deny"
 )
-/** @since 0.1.0 */
+/**
+ * A capability a hook's subscription can declare.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Capability = typeof Capability.Type
 
 const known: ReadonlySet<string> = new Set(Capability.literals)
@@ -55,6 +61,7 @@ const known: ReadonlySet<string> = new Set(Capability.literals)
  * Whether a string names a capability.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isCapability = (u: unknown): u is Capability => typeof u === "string" && known.has(u)
 
@@ -63,6 +70,7 @@ export const isCapability = (u: unknown): u is Capability => typeof u === "strin
  * `deny`; BeforePlanning's two contributions are checked separately).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const rewriteCapability: Partial<Readonly<Record<HookPoint, Capability>>> = {
   after_planning: "plan_rewrite",
@@ -82,6 +90,7 @@ export const rewriteCapability: Partial<Readonly<Record<HookPoint, Capability>>>
  * A subscription's grant: every capability (none declared), or the declared set.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Grant = "all" | ReadonlySet<Capability>
 
@@ -89,5 +98,6 @@ export type Grant = "all" | ReadonlySet<Capability>
  * Whether a grant allows a capability.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const allows = (grant: Grant, capability: Capability): boolean => grant === "all" || grant.has(capability)

@@ -18,6 +18,7 @@ import type { Json } from "../domain/Json.js"
  * A report was refused.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class HookEffectReportError extends Schema.TaggedError<HookEffectReportError>(
   "effect-agent-pipeline/HookEffectReportError"
@@ -35,6 +36,7 @@ export class HookEffectReportError extends Schema.TaggedError<HookEffectReportEr
  * What a hook reports. `schemaVersion` defaults to 1, `startedAt` to now.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface HookEffectInput {
   readonly effectId: string
@@ -52,6 +54,7 @@ export interface HookEffectInput {
  * Where one invocation's effects go (the request recorder implements it).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface InvocationEffects {
   readonly upsert: (effect: HookEffect) => Effect.Effect<void, HookEffectReportError>
@@ -64,6 +67,9 @@ export interface InvocationEffects {
  * the fiber's whole FiberRef map. `"disabled"` means recording is off.
  *
  * @internal
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface InvocationSlot {
   current: InvocationEffects | "disabled" | undefined
@@ -74,6 +80,9 @@ export interface InvocationSlot {
  * switched (the runner scopes a fresh slot instead; see `hasOwnSlot`).
  *
  * @internal
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const sharedSlot: InvocationSlot = Object.freeze({ current: undefined })
 
@@ -82,6 +91,9 @@ export const sharedSlot: InvocationSlot = Object.freeze({ current: undefined })
  * into forked fibers, kept by the parent when a child joins.
  *
  * @internal
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const currentInvocation: FiberRef.FiberRef<InvocationSlot> = FiberRef.unsafeMake<InvocationSlot>(sharedSlot, {
   fork: (slot) => ({ current: slot.current }),
@@ -92,6 +104,9 @@ export const currentInvocation: FiberRef.FiberRef<InvocationSlot> = FiberRef.uns
  * A fresh slot reporting into `target`.
  *
  * @internal
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const slotFor = (target: InvocationSlot["current"]): InvocationSlot => ({ current: target })
 
@@ -139,6 +154,7 @@ const strip = (input: HookEffectInput, now: number): Record<string, unknown> => 
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const report = (input: HookEffectInput): Effect.Effect<void, HookEffectReportError> =>
   Effect.flatMap(FiberRef.get(currentInvocation), ({ current: target }) => {

@@ -15,12 +15,23 @@ import type { Operations } from "./Operations.js"
  * The runtime service.
  *
  * @since 0.1.0
+ * @category services
  */
 export class HookRuntime extends Context.Tag("effect-agent-pipeline/HookRuntime")<HookRuntime, HookRuntime.Service>() {}
 
-/** @since 0.1.0 */
+/**
+ * The types of the {@link HookRuntime} service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace HookRuntime {
-  /** @since 0.1.0 */
+  /**
+   * What the hook runtime provides: the operations hooks observe and the pool that starts detached runs.
+   *
+   * @since 0.1.0
+   * @category models
+   */
   export interface Service {
     readonly operations: Operations
     /** Starts detached hook runs in the runtime's pool. */

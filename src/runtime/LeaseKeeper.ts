@@ -26,6 +26,7 @@ import type { RequestRecorder } from "./RequestRecorder.js"
  * The longest a running record's changes wait for their write.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const writeEveryMillis = 500
 
@@ -33,6 +34,7 @@ export const writeEveryMillis = 500
  * The keeper of one pipeline's leases.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface LeaseKeeper {
   /** This pipeline's owner id: `<pid>:<random>`, unique per pipeline build. */
@@ -49,6 +51,7 @@ export interface LeaseKeeper {
  * A keeper for leases of `leaseMillis`, its fiber forked into the current Scope.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (leaseMillis: number): Effect.Effect<LeaseKeeper, never, Scope.Scope> =>
   Effect.gen(function*() {

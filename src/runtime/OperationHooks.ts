@@ -23,6 +23,7 @@ import type { Call, Document, GuardableOperation, MemoryRecord, Operation, Resul
  * Called with the result when the observed run ends.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Finish<R = never> = (result: Result) => Effect.Effect<void, unknown, R>
 
@@ -30,6 +31,7 @@ export type Finish<R = never> = (result: Result) => Effect.Effect<void, unknown,
  * An Around observer of operation `Op`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Around<Op extends Operation, R = never> = (call: Call<Op>) => Effect.Effect<Finish<R> | void, unknown, R>
 
@@ -38,6 +40,7 @@ export type Around<Op extends Operation, R = never> = (call: Call<Op>) => Effect
  * operation's place.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Guard<Op extends GuardableOperation, R = never> = <A, E>(
   call: Call<Op>,
@@ -48,6 +51,7 @@ export type Guard<Op extends GuardableOperation, R = never> = <A, E>(
  * A transform of a value of type `V` at an operation `Op`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Transform<Op extends Operation, V, R = never> = (call: Call<Op>, value: V) => Effect.Effect<V, unknown, R>
 
@@ -56,6 +60,7 @@ export type Transform<Op extends Operation, V, R = never> = (call: Call<Op>, val
  * the error text.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolOutcome = { readonly output: Json } | { readonly error: string }
 
@@ -63,6 +68,7 @@ export type ToolOutcome = { readonly output: Json } | { readonly error: string }
  * What each transform point rewrites.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface TransformValues {
   readonly before_inference: string
@@ -78,10 +84,35 @@ export interface TransformValues {
 }
 
 /**
+ * The operations whose input and output transforms rewrite, and the values
+ * they rewrite: the input before the operation's body runs, its output
+ * after.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Transformed {
+  readonly inference: { readonly input: string; readonly output: string }
+  readonly tool_call: { readonly input: JsonObject; readonly output: ToolOutcome }
+  readonly retrieval: { readonly input: string; readonly output: ReadonlyArray<Document> }
+  readonly memory_load: { readonly input: string; readonly output: ReadonlyArray<MemoryRecord> }
+  readonly memory_store: { readonly input: MemoryRecord; readonly output: string }
+}
+
+/**
+ * An operation with before and after transforms.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TransformedOperation = keyof Transformed
+
+/**
  * The handler at each operation point (`R`: what they need; registration
  * provides it, so the runtime sees `R = never`).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface OperationHandlers<R = never> {
   readonly around_request?: Around<"request", R> | undefined
@@ -118,6 +149,7 @@ export interface OperationHandlers<R = never> {
  * this reason, and `cause` as the denial's cause.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class Refusal extends Data.TaggedError("Refusal")<{
   readonly reason: string
@@ -142,6 +174,7 @@ export class Refusal extends Data.TaggedError("Refusal")<{
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deny = (reason: string, cause?: unknown): Effect.Effect<never, Refusal> =>
   Effect.fail(cause === undefined ? new Refusal({ reason }) : new Refusal({ reason, cause }))

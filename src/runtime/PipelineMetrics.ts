@@ -96,6 +96,7 @@ const tokenBounds = MetricBoundaries.fromIterable([
  * ```
  *
  * @since 0.1.0
+ * @category metrics
  */
 export const requestDuration = Metric.histogram(
   "pipeline.request.duration",
@@ -111,6 +112,7 @@ export const requestDuration = Metric.histogram(
  * `pending`). Recorded for runs that are spanned (see the module header).
  *
  * @since 0.1.0
+ * @category metrics
  */
 export const hookDuration = Metric.histogram(
   "pipeline.hook.duration",
@@ -125,6 +127,7 @@ export const hookDuration = Metric.histogram(
  * calls no tool and is not counted.
  *
  * @since 0.1.0
+ * @category metrics
  */
 export const toolCalls = Metric.counter("pipeline.tool.calls", {
   description: "Tool calls of plan steps, by tool and outcome",
@@ -136,6 +139,7 @@ export const toolCalls = Metric.counter("pipeline.tool.calls", {
  * {@link toolCalls}.
  *
  * @since 0.1.0
+ * @category metrics
  */
 export const toolDuration = Metric.histogram(
   "pipeline.tool.duration",
@@ -152,6 +156,7 @@ export const toolDuration = Metric.histogram(
  * `gen_ai.provider.name`.
  *
  * @since 0.1.0
+ * @category metrics
  */
 export const tokenUsage = Metric.histogram(
   "gen_ai.client.token.usage",
@@ -162,8 +167,8 @@ export const tokenUsage = Metric.histogram(
 type Labels = ReadonlyArray<MetricLabel.MetricLabel>
 
 const MS = MetricLabel.make("unit", "ms")
-const CALLS = MetricLabel.make("unit", "{call}")
-const TOKENS = MetricLabel.make("unit", "{token}")
+const callsUnit = MetricLabel.make("unit", "{call}")
+const tokensUnit = MetricLabel.make("unit", "{token}")
 
 const labels = (unit: MetricLabel.MetricLabel, tags: ReadonlyArray<readonly [string, string]>): Labels =>
   Object.freeze([...tags.map(([key, value]) => MetricLabel.make(key, value)), unit])
@@ -189,6 +194,7 @@ const cacheOf = (limit: number) => {
  * The outcome of a request as {@link requestDuration} tags it.
  *
  * @since 0.1.0
+ * @category models
  */
 export type RequestOutcome = "succeeded" | "suspended" | "rejected" | "failed" | "interrupted"
 
@@ -200,6 +206,7 @@ const requestLabels = cacheOf(64)
  * finalized; a custom request path may too.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const unsafeRecordRequest = (mode: string, outcome: RequestOutcome, durationMillis: number): void =>
   requestDuration.unsafeUpdate(
@@ -215,6 +222,7 @@ export const unsafeRecordRequest = (mode: string, outcome: RequestOutcome, durat
  * entry's `outcome`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type HookOutcome = "succeeded" | "failed" | "pending" | "skipped"
 
@@ -223,6 +231,7 @@ export type HookOutcome = "succeeded" | "failed" | "pending" | "skipped"
  * subscription is (see `Subscription.build`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type HookRunLabels = Readonly<Record<HookOutcome, Labels>>
 
@@ -238,6 +247,7 @@ const pointOperation: ReadonlyMap<string, Operation> = new Map([
  * The tag sets of a hook's runs at a point.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const hookRunLabels = (hookName: string, point: HookPoint): HookRunLabels => {
   const operation = pointOperation.get(point)
@@ -256,6 +266,7 @@ export const hookRunLabels = (hookName: string, point: HookPoint): HookRunLabels
  * Records one hook run's duration now (synchronously).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const unsafeRecordHookRun = (runLabels: HookRunLabels, outcome: HookOutcome, durationMillis: number): void =>
   hookDuration.unsafeUpdate(durationMillis, runLabels[outcome])
@@ -264,6 +275,7 @@ export const unsafeRecordHookRun = (runLabels: HookRunLabels, outcome: HookOutco
  * How a step's tool call ended, as {@link toolCalls} tags it.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolOutcome = "succeeded" | "failed" | "denied"
 
@@ -274,11 +286,12 @@ const toolLabels = cacheOf(4_096)
  * `tool` is `namespace/agent/capability`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, durationMillis: number): void => {
   const tags = toolLabels(
     `${tool}\u0000${outcome}`,
-    () => labels(CALLS, [["pipeline.tool.name", tool], ["pipeline.tool.outcome", outcome]])
+    () => labels(callsUnit, [["pipeline.tool.name", tool], ["pipeline.tool.outcome", outcome]])
   )
   toolCalls.unsafeUpdate(1, tags)
   // The same series with its own unit.
@@ -292,6 +305,7 @@ export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, duratio
  * One model call's token usage.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface TokenUsage {
   /** The model asked for (`gen_ai.request.model`). */
@@ -322,7 +336,7 @@ const recordTokens = (usage: TokenUsage, type: "input" | "output", count: number
         ["pipeline.inference.purpose", usage.purpose]
       ]
       if (provider !== undefined) tags.push(["gen_ai.provider.name", provider])
-      return labels(TOKENS, tags)
+      return labels(tokensUnit, tags)
     })
   )
 }
@@ -340,6 +354,7 @@ const recordTokens = (usage: TokenUsage, type: "input" | "output", count: number
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const unsafeRecordTokenUsage = (usage: TokenUsage): void => {
   recordTokens(usage, "input", usage.inputTokens)
@@ -361,6 +376,7 @@ export const unsafeRecordTokenUsage = (usage: TokenUsage): void => {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const recordTokenUsage = (usage: TokenUsage): Effect.Effect<void> =>
   Effect.sync(() => unsafeRecordTokenUsage(usage))

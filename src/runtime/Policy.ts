@@ -24,6 +24,7 @@ import type { ExecutionPolicyName } from "../domain/ExecutionRecord.js"
  * How a hook run is executed.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ExecutionPolicy =
   | { readonly _tag: "Blocking" }
@@ -35,6 +36,7 @@ export type ExecutionPolicy =
  * Wait for the hook (the default).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const blocking: ExecutionPolicy = { _tag: "Blocking" }
 
@@ -55,6 +57,7 @@ export const blocking: ExecutionPolicy = { _tag: "Blocking" }
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const deadline = (timeout: Duration.DurationInput): ExecutionPolicy => ({
   _tag: "Deadline",
@@ -65,6 +68,7 @@ export const deadline = (timeout: Duration.DurationInput): ExecutionPolicy => ({
  * Start the hook and go on at once; record its run when it ends.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fireAndRecord: ExecutionPolicy = { _tag: "FireAndRecord" }
 
@@ -72,6 +76,7 @@ export const fireAndRecord: ExecutionPolicy = { _tag: "FireAndRecord" }
  * Queue the hook in the runtime's bounded background pool.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const background: ExecutionPolicy = { _tag: "Background" }
 
@@ -79,6 +84,7 @@ export const background: ExecutionPolicy = { _tag: "Background" }
  * Whether a run may detach from the request.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isDetached = (policy: ExecutionPolicy): boolean =>
   policy._tag === "FireAndRecord" || policy._tag === "Background"
@@ -87,6 +93,7 @@ export const isDetached = (policy: ExecutionPolicy): boolean =>
  * The policy's name in records.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const nameOf = (policy: ExecutionPolicy): ExecutionPolicyName => {
   switch (policy._tag) {
@@ -107,5 +114,6 @@ export const nameOf = (policy: ExecutionPolicy): ExecutionPolicyName => {
  * for a guard).
  *
  * @since 0.1.0
+ * @category models
  */
 export type FailurePolicy = "fail_open" | "fail_closed"

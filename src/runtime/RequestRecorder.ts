@@ -12,17 +12,28 @@
  * @since 0.1.0
  */
 import { Cause, Effect } from "effect"
-import type { ExecutionRecord, HookEffect, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
+import type { ExecutionRecord, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
 import { mergeStoredEvidence, withRun } from "../domain/internal/recordMerge.js"
 import { fitRecord, measure, stamp } from "../domain/internal/recordSize.js"
-import { HookEffectReportError, type InvocationEffects } from "./HookEffects.js"
 import { flatText } from "./internal/flatText.js"
+import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./internal/invocationSlot.js"
+
+/**
+ * One hook run's slot in the record: effects reported while it runs are
+ * buffered (or, once `begin` recorded a detached run, written into its
+ * entry); `complete` records how it ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type { InvocationHandle }
 
 /**
  * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,
  * never surfaced.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Save = (record: ExecutionRecord) => Effect.Effect<unknown, unknown>
 
@@ -32,6 +43,7 @@ export type Save = (record: ExecutionRecord) => Effect.Effect<unknown, unknown>
  * newest snapshot, even one another process wrote (a resumed request).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Update = (
   requestId: string,
@@ -45,6 +57,7 @@ export type Update = (
  * change merged into the newest stored record.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface WriteAbout {
   readonly revision: number
@@ -56,6 +69,7 @@ export interface WriteAbout {
  * late changes of single hook runs merged into the newest stored record.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Writer {
   readonly save: Save
@@ -63,41 +77,10 @@ export interface Writer {
 }
 
 /**
- * One hook run's slot in the record: effects reported while it runs are
- * buffered (or, once {@link begin} recorded a detached run, written into its
- * entry); {@link complete} records how it ended.
- *
- * @since 0.1.0
- */
-export interface InvocationHandle extends InvocationEffects {
-  /**
-   * Records a run that goes on detached from the request (`backgrounded`):
-   * its entry exists from now on, and it may still announce effects until
-   * it completes.
-   */
-  readonly begin: (invocation: Omit<HookInvocation, "effects">) => Effect.Effect<void>
-  /** Records the run's end: appends it, or replaces the entry {@link begin} made. */
-  readonly complete: (
-    invocation: Omit<HookInvocation, "effects">,
-    extra?: ReadonlyArray<HookEffect>
-  ) => Effect.Effect<void>
-  /**
-   * {@link complete}, applied now (call it only from inside a running
-   * effect); returns what is left to do — writing the snapshot once the
-   * request has ended, else nothing. The hook runner's hot path: it takes
-   * `invocation` over (it becomes the record's entry, given its `effects`),
-   * so pass an object nobody else holds.
-   */
-  readonly completeNow: (
-    invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
-    extra?: ReadonlyArray<HookEffect>
-  ) => Effect.Effect<void>
-}
-
-/**
  * The recorder.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RequestRecorder {
   readonly enabled: boolean
@@ -131,105 +114,11 @@ export interface RequestRecorder {
   readonly flushIfChanged: Effect.Effect<void>
 }
 
-const upsertEffect = (effects: ReadonlyArray<HookEffect>, effect: HookEffect): ReadonlyArray<HookEffect> => {
-  const i = effects.findIndex((e) => e.effectId === effect.effectId)
-  if (i < 0) return [...effects, effect]
-  const next = effects.slice()
-  next[i] = effect
-  return next
-}
-
-/** What a request's invocation slots write into. */
-interface InvocationLog {
-  readonly invocations: Array<HookInvocation>
-  /** A run id unique across the record's writers (for runs recorded before they end). */
-  readonly nextRunId: () => string
-  /**
-   * Records a change (revision + 1); writes once the request ended: the
-   * change of run `slot` alone when given (merged into the newest stored
-   * record), else the snapshot.
-   */
-  readonly changed: (slot?: number) => Effect.Effect<void>
-}
-
-/**
- * One hook run's slot (one object per run: the methods live on the
- * prototype of this one class). Effects reported while it runs are buffered
- * until it is recorded; a detached run's entry accepts new effects until it
- * completes.
- */
-class Invocation implements InvocationHandle {
-  private buffer: ReadonlyArray<HookEffect> = []
-  private slot: number | undefined = undefined
-  private open = false
-  // Set when the run was recorded before it ended: its later entry replaces exactly that one.
-  private runId: string | undefined = undefined
-
-  constructor(private readonly log: InvocationLog) {}
-
-  upsert(effect: HookEffect): Effect.Effect<void, HookEffectReportError> {
-    return Effect.suspend(() => {
-      const { invocations } = this.log
-      const slot = this.slot
-      if (slot === undefined) {
-        this.buffer = upsertEffect(this.buffer, effect)
-        return Effect.void
-      }
-      const invocation = invocations[slot]
-      if (invocation === undefined || (!this.open && !invocation.effects.some((e) => e.effectId === effect.effectId))) {
-        return Effect.fail(
-          new HookEffectReportError({
-            reason: "unannounced_after_return",
-            effectId: effect.effectId,
-            detail: "a new effect must be announced (pending) before the hook returns"
-          })
-        )
-      }
-      invocations[slot] = { ...invocation, effects: upsertEffect(invocation.effects, effect) }
-      return this.log.changed(slot)
-    })
-  }
-
-  begin(invocation: Omit<HookInvocation, "effects">): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      this.slot = this.log.invocations.length
-      this.open = true
-      this.runId = this.log.nextRunId()
-      this.log.invocations.push({ ...invocation, runId: this.runId, effects: this.buffer })
-      return this.log.changed()
-    })
-  }
-
-  complete(invocation: Omit<HookInvocation, "effects">, extra?: ReadonlyArray<HookEffect>): Effect.Effect<void> {
-    return Effect.suspend(() => this.completeNow({ ...invocation }, extra))
-  }
-
-  completeNow(
-    invocation: { -readonly [K in keyof Omit<HookInvocation, "effects">]: HookInvocation[K] },
-    extra?: ReadonlyArray<HookEffect>
-  ): Effect.Effect<void> {
-    const { invocations } = this.log
-    const slot = this.slot
-    let effects = slot === undefined ? this.buffer : invocations[slot]?.effects ?? this.buffer
-    if (extra !== undefined) { for (const e of extra) effects = upsertEffect(effects, e) }
-    this.open = false
-    if (this.runId !== undefined) invocation.runId = this.runId
-    // The caller's fresh object becomes the entry (no copy).
-    const entry: HookInvocation = Object.assign(invocation, { effects })
-    if (slot === undefined) {
-      this.slot = invocations.length
-      invocations.push(entry)
-    } else {
-      invocations[slot] = entry
-    }
-    return this.log.changed(this.slot)
-  }
-}
-
 /**
  * The largest record a recorder writes by default (16 MiB of JSON text).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultMaxRecordBytes = 16 * 1_048_576
 
@@ -240,6 +129,7 @@ export const defaultMaxRecordBytes = 16 * 1_048_576
  * says so in its `diagnostics`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   writer: Save | Writer,
@@ -252,11 +142,7 @@ export const make = (
     : new Recorder(writer.save, writer.update, initial, maxBytes)
 }
 
-/**
- * The recording recorder. Its steps are methods (one function each for the
- * process's life), not closures made per request: a closure made per call
- * loses its optimized code whenever a full GC finds none alive.
- */
+/** The recording recorder: one object per request, its steps methods. */
 class Recorder implements RequestRecorder, InvocationLog {
   readonly enabled = true
   // This recorder's identity in the records it writes (see `persistNow`).
@@ -446,17 +332,11 @@ class Recorder implements RequestRecorder, InvocationLog {
   }
 }
 
-const noopHandle: InvocationHandle = {
-  upsert: () => Effect.void,
-  begin: () => Effect.void,
-  complete: () => Effect.void,
-  completeNow: () => Effect.void
-}
-
 /**
  * A recorder for recording off: keeps the initial snapshot, writes nothing.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const disabled = (initial: ExecutionRecord): RequestRecorder => ({
   enabled: false,

@@ -11,44 +11,34 @@
  * @since 0.1.0
  */
 import { Effect, type Exit, FiberRef, Option, Scope } from "effect"
-import type { CallRef } from "../domain/Operation.js"
 import { currentInvocation } from "./HookEffects.js"
 import { runBounded, stop } from "./internal/bounded.js"
-import type { Operations } from "./Operations.js"
-import type { RequestRecorder } from "./RequestRecorder.js"
+import * as Operations from "./Operations.js"
 
 /**
- * What the pipeline tells hooks about the request they run for: its scope,
- * and what operations started from inside a hook (a retrieval, a memory
- * access) need to run through the hook runtime and be recorded.
+ * What the pipeline tells hooks about the request they run for (defined
+ * beside the operations runtime, which records on it).
  *
  * @since 0.1.0
+ * @category models
  */
-export interface RequestHandle {
-  readonly scope: Scope.Scope
-  readonly requestId: string
-  readonly recorder: RequestRecorder
-  /** The request's own operation run (when any hook observes operations): the parent of what hooks start. */
-  readonly call?: CallRef | undefined
-  readonly operations: Operations
-}
+export type RequestHandle = Operations.RequestHandle
 
 /**
  * The request the current fiber works for.
  *
  * @internal
+ *
+ * @since 0.1.0
+ * @category context
  */
-// A plain value, not an Option: FiberRef writes compare old and new values
-// with `Equal.equals`, which hashes an Option's contents (a WeakMap lookup
-// per object) on every write.
-export const currentRequest: FiberRef.FiberRef<RequestHandle | undefined> = FiberRef.unsafeMake<
-  RequestHandle | undefined
->(undefined)
+export const currentRequest = Operations.currentRequest
 
 /**
  * The current request's scope, if the fiber runs inside a request.
  *
  * @since 0.1.0
+ * @category accessors
  */
 export const get: Effect.Effect<Option.Option<Scope.Scope>> = Effect.map(
   FiberRef.get(currentRequest),
@@ -59,6 +49,7 @@ export const get: Effect.Effect<Option.Option<Scope.Scope>> = Effect.map(
  * The current request, if the fiber runs inside one.
  *
  * @since 0.1.0
+ * @category accessors
  */
 export const current: Effect.Effect<Option.Option<RequestHandle>> = Effect.map(
   FiberRef.get(currentRequest),
@@ -86,6 +77,7 @@ export const current: Effect.Effect<Option.Option<RequestHandle>> = Effect.map(
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
 export const addFinalizer = (
   finalizer: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
@@ -110,6 +102,7 @@ export const addFinalizer = (
  * a request it is forked as a daemon.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const fork = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.flatMap(FiberRef.get(currentRequest), (handle) =>

@@ -27,6 +27,7 @@ import { plainOf } from "./SyncHandler.js"
  * handles to its handler.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Spec<H extends { readonly [P in HookPoint]?: unknown }> {
   readonly id: string
@@ -48,6 +49,7 @@ export interface Spec<H extends { readonly [P in HookPoint]?: unknown }> {
  * One subscription at one point, ready to run.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Participant<Handler> {
   readonly id: string
@@ -74,6 +76,7 @@ export interface Participant<Handler> {
  * The ordered participants of every point.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Registry<H extends { readonly [P in HookPoint]?: unknown }> {
   readonly at: <P extends HookPoint>(point: P) => ReadonlyArray<Participant<NonNullable<H[P]>>>
@@ -86,6 +89,7 @@ export interface Registry<H extends { readonly [P in HookPoint]?: unknown }> {
  * depends on did not complete at this point (seed 001 "skipped").
  *
  * @since 0.1.0
+ * @category utils
  */
 export const skipReason = (
   participant: { readonly enabled: boolean; readonly after: ReadonlyArray<number> },
@@ -103,6 +107,7 @@ export const skipReason = (
  * denies its operation) — it is never silently skipped.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const unmetDependencies = (
   participant: { readonly after: ReadonlyArray<number> },
@@ -122,6 +127,7 @@ const transformPoints: ReadonlySet<string> = new Set(TransformPoint.literals)
  * (seed 000).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const defaultFailure = (point: HookPoint): FailurePolicy =>
   point.startsWith("guard_") || transformPoints.has(point) ? "fail_closed" : "fail_open"
@@ -212,6 +218,7 @@ const limitOf = <H extends { readonly [P in HookPoint]?: unknown }>(
  * none.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
   specs: ReadonlyArray<Spec<H>>,

@@ -24,6 +24,7 @@ const SyncTypeId: unique symbol = Symbol.for("effect-agent-pipeline/SyncHandler"
  * carrying the plain function for the fast path.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SyncHandler<Args extends ReadonlyArray<unknown>, A> {
   (...args: Args): Effect.Effect<A>
@@ -48,6 +49,7 @@ export interface SyncHandler<Args extends ReadonlyArray<unknown>, A> {
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const sync = <Args extends ReadonlyArray<unknown>, A>(f: (...args: Args) => A): SyncHandler<Args, A> =>
   Object.assign((...args: Args) => Effect.sync(() => f(...args)), { [SyncTypeId]: f })
@@ -56,6 +58,7 @@ export const sync = <Args extends ReadonlyArray<unknown>, A>(f: (...args: Args) 
  * Whether a handler is marked with {@link sync}.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isSync = (handler: unknown): boolean => typeof handler === "function" && SyncTypeId in handler
 
@@ -64,6 +67,7 @@ export const isSync = (handler: unknown): boolean => typeof handler === "functio
  * Call it once per handler (registration does), not per call.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const plainOf = (handler: unknown): ((...args: ReadonlyArray<unknown>) => unknown) | undefined => {
   if (typeof handler !== "function" || !(SyncTypeId in handler)) return undefined

@@ -21,11 +21,13 @@
  *
  * @since 0.1.0
  */
-import { Config, ConfigError, Context, Effect, Either, Layer, Redacted, Schema } from "effect"
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { Checkpoint, HexDigest, planText, sealedText, type Unsealed } from "../domain/Checkpoint.js"
+import { Config, ConfigError, Context, Effect, Either, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import type { Checkpoint, Unsealed } from "../domain/Checkpoint.js"
 import type { RoutingPlan } from "../domain/RoutingPlan.js"
+import * as checkpointSeal from "./internal/checkpointSeal.js"
 import { readOrCreate } from "./internal/keyFile.js"
+import * as keyText from "./internal/keyText.js"
 
 /**
  * The shortest key accepted, in bytes: as long as HMAC-SHA256's output.
@@ -39,8 +41,9 @@ import { readOrCreate } from "./internal/keyFile.js"
  * ```
  *
  * @since 0.1.0
+ * @category constants
  */
-export const minimumKeyBytes = 32
+export const minimumKeyBytes = keyText.minimumKeyBytes
 
 /**
  * The configuration variable {@link layerConfig} reads by default.
@@ -53,6 +56,7 @@ export const minimumKeyBytes = 32
  * ```
  *
  * @since 0.1.0
+ * @category constants
  */
 export const configName = "AGENT_CHECKPOINT_KEY"
 
@@ -70,15 +74,26 @@ export const configName = "AGENT_CHECKPOINT_KEY"
  * ```
  *
  * @since 0.1.0
+ * @category services
  */
 export class CheckpointKey extends Context.Tag("effect-agent-pipeline/CheckpointKey")<
   CheckpointKey,
   CheckpointKey.Service
 >() {}
 
-/** @since 0.1.0 */
+/**
+ * The types that go with the {@link CheckpointKey} tag.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export declare namespace CheckpointKey {
-  /** @since 0.1.0 */
+  /**
+   * What the service does with its key.
+   *
+   * @since 0.1.0
+   * @category services
+   */
   export interface Service {
     /** Where the key came from (`AGENT_CHECKPOINT_KEY`, `file /…/agent.db.checkpoint-key`, `random`): never the key. */
     readonly origin: string
@@ -105,22 +120,9 @@ export declare namespace CheckpointKey {
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const planDigest = (plan: RoutingPlan): string => createHash("sha256").update(planText(plan)).digest("hex")
-
-/**
- * Prefixed to the MAC's input: a MAC made for something else with the same
- * key can never pass for a checkpoint's (and a later layout gets a new tag).
- */
-const MAC_CONTEXT = "effect-agent-pipeline/Checkpoint/v1\n"
-
-// A checkpoint built without validation may hold anything in these fields.
-const isHexDigest = Schema.is(HexDigest)
-
-const macOf = (key: Redacted.Redacted<Uint8Array>, fields: Parameters<typeof sealedText>[0]): string =>
-  createHmac("sha256", Redacted.value(key)).update(MAC_CONTEXT).update(sealedText(fields)).digest("hex")
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+export const planDigest: (plan: RoutingPlan) => string = checkpointSeal.planDigest
 
 /**
  * Builds the service over a key of at least {@link minimumKeyBytes} bytes
@@ -137,6 +139,7 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   key: Redacted.Redacted<Uint8Array>,
@@ -155,27 +158,12 @@ export const make = (
     return Effect.succeed(unsafeMake(key, origin))
   })
 
-const unsafeMake = (key: Redacted.Redacted<Uint8Array>, origin: string): CheckpointKey.Service => ({
-  origin,
-  seal: (fields) => {
-    const sealed = { ...fields, planDigest: planDigest(fields.plan) }
-    return new Checkpoint({ ...sealed, mac: macOf(key, sealed) })
-  },
-  verify: (checkpoint) => {
-    try {
-      if (!isHexDigest(checkpoint.planDigest) || checkpoint.planDigest !== planDigest(checkpoint.plan)) {
-        return Either.left("its planDigest is not the digest of its plan")
-      }
-      if (!isHexDigest(checkpoint.mac)) return Either.left("its mac is not an HMAC-SHA256")
-      const expected = Buffer.from(macOf(key, checkpoint), "hex")
-      return timingSafeEqual(expected, Buffer.from(checkpoint.mac, "hex"))
-        ? Either.right(checkpoint)
-        : Either.left(`its mac does not verify with this agent's checkpoint key (${origin})`)
-    } catch (error) {
-      return Either.left(`its content does not encode: ${messageOf(error)}`)
-    }
-  }
-})
+const unsafeMake = (key: Redacted.Redacted<Uint8Array>, origin: string): CheckpointKey.Service =>
+  CheckpointKey.of({
+    origin,
+    seal: (fields) => checkpointSeal.seal(key, fields),
+    verify: (checkpoint) => checkpointSeal.verify(key, origin, checkpoint)
+  })
 
 const randomKey = (): Redacted.Redacted<Uint8Array> => Redacted.make(new Uint8Array(randomBytes(minimumKeyBytes)))
 
@@ -190,11 +178,9 @@ const randomKey = (): Redacted.Redacted<Uint8Array> => Redacted.make(new Uint8Ar
  * ```
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeRandom = (): CheckpointKey.Service => unsafeMake(randomKey(), "random (this process only)")
-
-const HEX = /^[0-9a-fA-F]+$/
-const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/
 
 /**
  * A key's bytes from its text form: hex (a string of hex digits only, of
@@ -211,26 +197,9 @@ const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/
  * ```
  *
  * @since 0.1.0
+ * @category utils
  */
-export const decodeKeyText = (text: string): Either.Either<Uint8Array, string> => {
-  const trimmed = text.trim()
-  const bytes = HEX.test(trimmed) && trimmed.length % 2 === 0
-    ? Buffer.from(trimmed, "hex")
-    : BASE64.test(trimmed)
-    ? Buffer.from(trimmed, "base64")
-    : undefined
-  if (bytes === undefined) {
-    return Either.left(
-      `a checkpoint key is written as hex or base64 (${trimmed.length === 0 ? "it is empty" : "it is neither"})`
-    )
-  }
-  if (bytes.length < minimumKeyBytes) {
-    return Either.left(
-      `a checkpoint key needs at least ${minimumKeyBytes} bytes (64 hex digits or 44 base64 characters); this one has ${bytes.length} (make one with: openssl rand -hex 32)`
-    )
-  }
-  return Either.right(new Uint8Array(bytes))
-}
+export const decodeKeyText: (text: string) => Either.Either<Uint8Array, string> = keyText.decodeKeyText
 
 /**
  * A checkpoint key read from configuration (a redacted string in hex or
@@ -246,6 +215,7 @@ export const decodeKeyText = (text: string): Either.Either<Uint8Array, string> =
  * ```
  *
  * @since 0.1.0
+ * @category config
  */
 export const config = (name: string = configName): Config.Config<Redacted.Redacted<Uint8Array>> =>
   Config.redacted(name).pipe(
@@ -271,7 +241,7 @@ export const config = (name: string = configName): Config.Config<Redacted.Redact
  * })
  * ```
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category layers
  */
 export const layer = (key: Redacted.Redacted<string>): Layer.Layer<CheckpointKey, ConfigError.ConfigError> =>
   Layer.effect(
@@ -298,7 +268,7 @@ export const layer = (key: Redacted.Redacted<string>): Layer.Layer<CheckpointKey
  * const AgentLive = Agent.layerOffline({ tools: [], checkpointKey: CheckpointKey.layerConfig() })
  * ```
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category layers
  */
 export const layerConfig = (name: string = configName): Layer.Layer<CheckpointKey, ConfigError.ConfigError> =>
   Layer.effect(CheckpointKey, Effect.flatMap(config(name), (bytes) => make(bytes, name)))
@@ -325,7 +295,7 @@ export const layerConfig = (name: string = configName): Layer.Layer<CheckpointKe
  * })
  * ```
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category layers
  */
 export const layerFile = (file: string): Layer.Layer<CheckpointKey, ConfigError.ConfigError> =>
   Layer.effect(
@@ -333,7 +303,7 @@ export const layerFile = (file: string): Layer.Layer<CheckpointKey, ConfigError.
     Effect.gen(function*() {
       const found = yield* Effect.try({
         try: () => readOrCreate(file, () => randomBytes(minimumKeyBytes).toString("hex")),
-        catch: (error) => ConfigError.InvalidData([], `checkpoint key file ${file}: ${messageOf(error)}`)
+        catch: (error) => ConfigError.InvalidData([], `checkpoint key file ${file}: ${checkpointSeal.messageOf(error)}`)
       })
       const origin = `file ${found.path}`
       if (found.created) {
@@ -369,6 +339,6 @@ export const layerFile = (file: string): Layer.Layer<CheckpointKey, ConfigError.
  * const AgentLive = Agent.layerOffline({ tools: [], checkpointKey: CheckpointKey.layerRandom })
  * ```
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category layers
  */
 export const layerRandom: Layer.Layer<CheckpointKey> = Layer.sync(CheckpointKey, makeRandom)

@@ -26,6 +26,7 @@ import * as ExecutionStore from "./ExecutionStore.js"
  * The configured store backend and where it lives.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface StoreSettings {
   readonly backend: "memory" | "sqlite" | "postgres"
@@ -42,7 +43,16 @@ export interface StoreSettings {
  * The store settings, read from `AGENT_STORE`, `SQLITE_PATH`, `DATABASE_URL`,
  * `AGENT_CHECKPOINT_KEY`, `ACTIVITY_STORE` and `REDIS_URL`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { StoreConfig } from "effect-agent-pipeline"
+ *
+ * const describe = Effect.map(StoreConfig.settings, (s) => `records in ${s.backend}, signals in ${s.activityBackend}`)
+ * ```
+ *
  * @since 0.1.0
+ * @category config
  */
 export const settings: Config.Config<StoreSettings> = Config.all({
   backend: Config.literal("memory", "sqlite", "postgres")("AGENT_STORE").pipe(Config.withDefault("sqlite" as const)),
@@ -59,6 +69,7 @@ export const settings: Config.Config<StoreSettings> = Config.all({
  * The store Layers of an agent.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface StoreLayers {
   readonly executionStore: Layer.Layer<ExecutionStore.ExecutionStore, ExecutionStore.ExecutionStoreError>
@@ -97,6 +108,7 @@ const givenKey = (key: Redacted.Redacted) =>
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const checkpointKeyLayer = (
   settings: StoreSettings
@@ -134,6 +146,7 @@ export const checkpointKeyLayer = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layers = (settings: StoreSettings): Effect.Effect<StoreLayers, ConfigError.ConfigError> =>
   Effect.flatMap(
@@ -204,6 +217,7 @@ const required = (value: Option.Option<Redacted.Redacted>, name: string, why: st
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const activityLayer = (
   settings: StoreSettings
@@ -243,7 +257,16 @@ export const activityLayer = (
 /**
  * The configured activity store, as a Layer (reads the configuration when built).
  *
+ * @example
+ * ```ts
+ * import { StoreConfig } from "effect-agent-pipeline"
+ *
+ * // ACTIVITY_STORE=redis REDIS_URL=redis://127.0.0.1:6379
+ * const ActivityLive = StoreConfig.layerActivityStore
+ * ```
+ *
  * @since 0.1.0
+ * @category layers
  */
 export const layerActivityStore: Layer.Layer<
   ActivityStore.ActivityStore,

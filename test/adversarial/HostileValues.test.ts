@@ -23,23 +23,20 @@ import {
   type AgentResponse,
   type ExecutionRecord,
   Hook,
-  HookRuntime,
   Json,
   PipelineContext,
   PipelineError,
-  PipelineHooks,
   PipelineRequest,
-  PlanExecutor,
   PlanOutput,
   PlanValidation,
   PromptBuilder,
-  RequestRecorder,
   RoutingPlan,
   ToolCalls,
   ToolRegistry
 } from "effect-agent-pipeline"
 import { stockQuote } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, untypedInput } from "../support/Harness.js"
+import { HookRuntime, PipelineHooks, PlanExecutor } from "../support/Internal.js"
 import { jsonArbitrary } from "../support/JsonArbitrary.js"
 
 // ---------------------------------------------------------------------------
@@ -743,7 +740,7 @@ describe("hostile values: requests", () => {
   it("hostile values: metadata nesting exactly 256 levels is accepted, 257 is too_deep (the documented limit)", () => {
     const at = (depth: number) =>
       Effect.runSync(Effect.either(PipelineRequest.decode({ request: "q", metadata: nested(depth) })))
-    expect(PipelineRequest.MAX_METADATA_DEPTH).toBe(256)
+    expect(PipelineRequest.maxMetadataDepth).toBe(256)
     expect(Either.isRight(at(256))).toBe(true)
     const deeper = at(257)
     expect(Either.isLeft(deeper) && deeper.left.reason).toBe("too_deep")
@@ -1026,20 +1023,9 @@ describe("hostile values: the tool caller (ToolCalls.make) with hooks on tool ca
         agent: "hostile-service",
         capability: "hostile_result",
         parameters: { kind: "x" },
-        coordinates: { requestId: "tc", stepId: "s1" },
-        recorder: RequestRecorder.disabled({
-          schemaVersion: 1,
-          requestId: "tc",
-          recordRevision: 0,
-          mode: "pipeline",
-          request: "q",
-          metadata: {},
-          phases: [],
-          hookInvocations: [],
-          diagnostics: []
-        })
+        coordinates: { requestId: "tc", stepId: "s1" }
       })
-      expect(result).toEqual({ _tag: "Failed", error: "invalid_result: result.n: a bigint is not a JSON value" })
+      expect(result).toEqual({ status: "failed", error: "invalid_result: result.n: a bigint is not a JSON value" })
       // The transform saw the failure, never the BigInt.
       expect(JSON.stringify(seen)).toContain("invalid_result")
     }).pipe(Effect.scoped))

@@ -25,12 +25,12 @@ import {
   ModelPolicy,
   Pipeline,
   type PipelineError,
-  PipelineHooks,
-  RequestRecorder
+  RequestScope
 } from "effect-agent-pipeline"
 import { allTools } from "../../examples/shared/DemoTools.js"
 import * as Flaky from "../support/FlakyModel.js"
 import { plan } from "../support/Harness.js"
+import { HookRuntime, PipelineHooks, RequestRecorder } from "../support/Internal.js"
 
 const MiB = 1_048_576
 const NO_STEPS = JSON.stringify(plan([]))
@@ -202,7 +202,7 @@ describe("model output bounds: the policy's value is what counts (inference seam
       const model = Flaky.make(replies)
       const context = yield* Layer.build(
         Inference.layerWith({ ...ModelPolicy.defaults, maxOutputBytes: 16 }).pipe(
-          Layer.provide(Layer.merge(model.layer, PipelineHooks.layer<never>([])))
+          Layer.provideMerge(Layer.merge(model.layer, PipelineHooks.layer<never>([])))
         )
       )
       const recorder = RequestRecorder.make(() => Effect.void, {
@@ -218,9 +218,15 @@ describe("model output bounds: the policy's value is what counts (inference seam
       })
       const request: Inference.InferenceRequest = {
         prompt: "q",
-        coordinates: { requestId: "seam", phase: 1 },
-        recorder
+        coordinates: { requestId: "seam", phase: 1 }
       }
+      // The calls record on the request the fiber works for.
+      yield* Effect.locallyScoped(RequestScope.currentRequest, {
+        scope: yield* Effect.scope,
+        requestId: "seam",
+        recorder,
+        operations: Context.get(context, HookRuntime.HookRuntime).operations
+      })
       return { inference: Context.get(context, Inference.Inference), request, recorder }
     })
 

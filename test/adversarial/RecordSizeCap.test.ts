@@ -8,8 +8,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { type ExecutionRecord, RequestRecorder } from "effect-agent-pipeline"
+import { type ExecutionRecord } from "effect-agent-pipeline"
 import { fitRecord, measure, measured } from "../../src/domain/internal/recordSize.js"
+import { RequestRecorder } from "../support/Internal.js"
 
 const jsonBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length
 

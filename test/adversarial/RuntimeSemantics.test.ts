@@ -9,7 +9,6 @@ import {
   Agent,
   type AgentResponse,
   Hook,
-  HookRegistration,
   type Operation,
   Pipeline,
   type ShortCircuit,
@@ -27,6 +26,7 @@ import {
   untypedHook
 } from "../runtime/SubscriptionsSupport.js"
 import { makeHarness, plan, quoteStep } from "../support/Harness.js"
+import { HookRegistration } from "../support/Internal.js"
 
 /** A gate as a JavaScript caller could return it: its shape is not checked. */
 const untypedGate = (gate: unknown): ShortCircuit.PipelineGate => gate as ShortCircuit.PipelineGate

@@ -23,7 +23,7 @@ import { makeHarness, NAMESPACE, plan, weatherStep } from "../support/Harness.js
 
 const PROFILE = "user_profile"
 // Every section the framework writes, spelled out here rather than read from
-// the implementation, so a name dropped from ReservedSections is caught.
+// the implementation, so a name dropped from reservedSections is caught.
 const FRAMEWORK_TAGS = [
   "agent_memory",
   "conversation_history",
@@ -330,7 +330,7 @@ const onlyBracketsNeutralized = (original: string, neutralized: string): boolean
 
 describe("escaping (issue 17, C7)", () => {
   it("escaping: every section the framework writes is reserved (user_profile, written by hooks, is not)", () => {
-    expect([...PromptBuilder.ReservedSections].sort()).toEqual([...FRAMEWORK_TAGS].sort())
+    expect([...PromptBuilder.reservedSections].sort()).toEqual([...FRAMEWORK_TAGS].sort())
   })
 
   it.prop(

@@ -12,21 +12,19 @@ import { Context, Duration, Effect, Either, FastCheck as fc, Layer, Schema } fro
 import {
   type AgentResponse,
   Hook,
-  HookRuntime,
   Json,
-  PipelineHooks,
   PipelineOptions,
   PipelineRequest,
   PlanValidation,
-  RequestRecorder,
   ToolCalls,
   ToolRegistry
 } from "effect-agent-pipeline"
 import { stockQuote } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep } from "../support/Harness.js"
+import { HookRuntime, PipelineHooks } from "../support/Internal.js"
 import { jsonArbitrary } from "../support/JsonArbitrary.js"
 
-const MiB = PipelineRequest.MEBIBYTE
+const MiB = PipelineRequest.mebibyte
 
 const Blob = Tool.make("blob", {
   description: "Returns what the test gives it",
@@ -143,21 +141,10 @@ describe("unbounded sizes: tool results (maxToolResultBytes)", () => {
         agent: "blob-service",
         capability: "blob",
         parameters: { size },
-        coordinates: { requestId: "tc" },
-        recorder: RequestRecorder.disabled({
-          schemaVersion: 1,
-          requestId: "tc",
-          recordRevision: 0,
-          mode: "pipeline",
-          request: "q",
-          metadata: {},
-          phases: [],
-          hookInvocations: [],
-          diagnostics: []
-        })
+        coordinates: { requestId: "tc" }
       })
-      expect(yield* call(request(2048))).toMatchObject({ _tag: "Succeeded" })
-      expect(yield* call(request(2049))).toEqual({ _tag: "Failed", error: TOO_LARGE(2048) })
+      expect(yield* call(request(2048))).toMatchObject({ status: "succeeded" })
+      expect(yield* call(request(2049))).toEqual({ status: "failed", error: TOO_LARGE(2048) })
     }).pipe(Effect.scoped))
 })
 
@@ -210,13 +197,13 @@ describe("unbounded sizes: values are measured while copied (Json.snapshot)", ()
       )
     }))
 
-  it("unbounded sizes: a plan given as a value that shares one step's parameters 2^40 times is refused past MAX_PLAN_BYTES (16 MiB)", () => {
+  it("unbounded sizes: a plan given as a value that shares one step's parameters 2^40 times is refused past maxPlanBytes (16 MiB)", () => {
     const params = { blob: sharedBomb(40, "y".repeat(1000)) as Json.Json }
     const refused = PlanValidation.validate(
       { steps: [{ ...quoteStep("s1"), parameters: params }] },
       { hasTool: () => true, priorStepIds: new Set() }
     )
-    expect(PlanValidation.MAX_PLAN_BYTES).toBe(16 * MiB)
+    expect(PlanValidation.maxPlanBytes).toBe(16 * MiB)
     expect(Either.isLeft(refused) && refused.left.message).toBe(
       `invalid plan (decode): the plan is over ${16 * MiB} bytes of JSON`
     )

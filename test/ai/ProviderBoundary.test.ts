@@ -11,8 +11,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Option, ParseResult, Redacted, Schema } from "effect"
 import { nestsDeeperThan } from "../../src/ai/internal/jsonDepth.js"
 import { exceeds, utf8Length, utf8Prefix } from "../../src/ai/internal/outputBounds.js"
-import { BODY_EXCERPT_CHARS, isSafe, safeAiError } from "../../src/ai/internal/safeAiError.js"
-import { MIN_SECRET_LENGTH, scrub, secretsOf } from "../../src/ai/internal/secrets.js"
+import { bodyExcerptChars, isSafe, safeAiError } from "../../src/ai/internal/safeAiError.js"
+import { minSecretLength, scrub, secretsOf } from "../../src/ai/internal/secrets.js"
 
 const KEY = "sk-boundary-0123456789abcdef"
 const secrets = secretsOf([Redacted.make(KEY)])
@@ -56,7 +56,7 @@ describe("provider boundary: the safe AiError", () => {
       headers: { "retry-after": "2", "x-ratelimit-remaining-requests": "0" }
     })
     expect(error.body?.startsWith("invalid key <redacted> xxx")).toBe(true)
-    expect(error.body?.length).toBeLessThan(BODY_EXCERPT_CHARS + 40)
+    expect(error.body?.length).toBeLessThan(bodyExcerptChars + 40)
     expect(JSON.stringify(error)).not.toContain(KEY)
     expect(error.message).toContain("429 POST https://api.example.com/v1/responses")
   })
@@ -147,7 +147,7 @@ describe("provider boundary: the key's forms", () => {
     expect(scrubbed).not.toContain(Buffer.from(KEY).toString("base64").replace(/=+$/, ""))
     expect(scrubbed).not.toContain(Buffer.from(KEY).toString("base64url"))
     expect(scrub("a key: k", secretsOf([Redacted.make("k")]))).toBe("a key: k")
-    expect(secretsOf([Redacted.make("x".repeat(MIN_SECRET_LENGTH - 1))]).forms).toEqual([])
+    expect(secretsOf([Redacted.make("x".repeat(minSecretLength - 1))]).forms).toEqual([])
   })
 })
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { stringify } from "../../src/domain/CanonicalJson.js"
+import { stringify } from "../../src/domain/internal/canonicalJson.js"
 import { equals, type Json } from "../../src/domain/Json.js"
 import { jsonArbitrary } from "../support/JsonArbitrary.js"
 

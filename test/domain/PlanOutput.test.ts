@@ -7,7 +7,8 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck, Schema } from "effect"
-import { PlanOutput, PlanWire, RoutingPlan } from "effect-agent-pipeline"
+import { PlanOutput, RoutingPlan } from "effect-agent-pipeline"
+import { PlanWire } from "../support/Internal.js"
 import { jsonArbitrary as jsonArbitraryOf } from "../support/JsonArbitrary.js"
 import { strictViolations } from "../support/StrictJsonSchema.js"
 

@@ -79,6 +79,6 @@ describe("PipelineContext.RequestId", () => {
 
   it("the generated ids the pipeline makes follow the rule", () => {
     expect(follows(crypto.randomUUID())).toBe(true)
-    expect(PipelineContext.MAX_REQUEST_ID_BYTES).toBe(200)
+    expect(PipelineContext.maxRequestIdBytes).toBe(200)
   })
 })

@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
-import { PlanWire, RoutingPlan } from "effect-agent-pipeline"
+import { RoutingPlan } from "effect-agent-pipeline"
+import { PlanWire } from "../support/Internal.js"
 
 const parsesAsWire = (text: string): boolean => {
   try {

@@ -9,7 +9,6 @@ import {
   PipelineContext,
   PlanValidation,
   Policy,
-  RequestRecorder,
   type RoutingPlan,
   type Subscription,
   ToolRegistry
@@ -17,6 +16,7 @@ import {
 import { allowedOperations, OperationNotAllowed } from "../../examples/plan-policy/PlanPolicy.js"
 import { ExecuteTrade } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, tradeStep, weatherStep } from "../support/Harness.js"
+import { RequestRecorder } from "../support/Internal.js"
 
 const passThrough = (name: string, seen?: Array<RoutingPlan.RoutingPlan>) =>
   Hook.make({

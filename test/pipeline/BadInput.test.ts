@@ -19,7 +19,6 @@ import {
   Inference,
   Pipeline,
   PipelineError,
-  PipelineHooks,
   PromptBuilder,
   type ScriptedModel,
   ScriptedModel as Scripted,
@@ -27,6 +26,7 @@ import {
 } from "effect-agent-pipeline"
 import { allTools } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, tracer, untypedInput, weatherStep } from "../support/Harness.js"
+import { PipelineHooks } from "../support/Internal.js"
 
 /** A hook as a JavaScript caller could write it: the types are not checked. */
 const untyped = (hook: object): Hook.Hook<never> => hook as Hook.Hook<never>

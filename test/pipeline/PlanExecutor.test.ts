@@ -6,9 +6,10 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Queue, Schema, TestClock } from "effect"
-import { type ExecutionRecord, Json, PlanExecutor, RoutingPlan, ToolRegistry } from "effect-agent-pipeline"
+import { type ExecutionRecord, Json, RoutingPlan, ToolRegistry } from "effect-agent-pipeline"
 import { allTools, NAMESPACE } from "../../examples/shared/DemoTools.js"
 import { convertStep, plan, quoteStep, weatherStep } from "../support/Harness.js"
+import { PlanExecutor } from "../support/Internal.js"
 
 type StepResult = ExecutionRecord.StepResult
 

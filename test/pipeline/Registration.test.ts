@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer } from "effect"
-import { AfterSynthesis, Hook, HookRegistration, PipelineError, PipelineHooks } from "effect-agent-pipeline"
+import { AfterSynthesis, Hook, PipelineError } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, tracer } from "../support/Harness.js"
+import { HookRegistration, PipelineHooks } from "../support/Internal.js"
 
 const passThrough = (name: string) => Hook.make({ name, afterPlanning: (_ctx, p) => Effect.succeed(p) })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { HookRegistration } from "effect-agent-pipeline"
+import { HookRegistration } from "../support/Internal.js"
 
 describe("registration of hostile JavaScript input", () => {
   it("C2: an entry whose name getter throws is an InvalidOrchestratorConfig, not a crash", () => {

@@ -19,7 +19,7 @@ import {
 import { allTools } from "../../examples/shared/DemoTools.js"
 import { makeHarness, plan, quoteStep, untypedInput } from "../support/Harness.js"
 
-const MiB = PipelineRequest.MEBIBYTE
+const MiB = PipelineRequest.mebibyte
 
 const completedText = (result: AgentResponse.PipelineResult): string | undefined =>
   result._tag === "Completed" ? result.response.response : undefined

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
-import {
-  AfterExecution,
-  Hook,
-  PipelineContext,
-  Policy,
-  PromptBuilder,
-  RequestRecorder,
-  type Subscription
-} from "effect-agent-pipeline"
+import { AfterExecution, Hook, PipelineContext, Policy, PromptBuilder, type Subscription } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
+import { RequestRecorder } from "../support/Internal.js"
 
 const twoPhases = {
   plans: [plan([quoteStep("s1")], false), plan([weatherStep("s2")], true)],

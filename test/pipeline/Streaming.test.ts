@@ -7,8 +7,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Option, Stream } from "effect"
-import { AgentResponse, Approval, Hook, Utf8Chunks } from "effect-agent-pipeline"
+import { AgentResponse, Approval, Hook } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, tracer } from "../support/Harness.js"
+import { Utf8Chunks } from "../support/Internal.js"
 
 type StreamEvent = AgentResponse.StreamEvent
 

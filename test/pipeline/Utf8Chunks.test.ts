@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, FastCheck, Stream } from "effect"
-import { chunkUtf8, decodeUtf8Stream, joinSurrogates } from "../../src/domain/Utf8Chunks.js"
+import { chunkUtf8, decodeUtf8Stream, joinSurrogates } from "../../src/domain/internal/utf8Chunks.js"
 
 const encoder = new TextEncoder()
 const byteLength = (text: string): number => encoder.encode(text).length

@@ -26,7 +26,6 @@ import {
   Token
 } from "../../src/domain/AgentResponse.js"
 import {
-  encodeDirect,
   ExecutionRecord,
   HookDecision,
   HookEffect,
@@ -38,6 +37,7 @@ import {
   ShortCircuitRecord,
   StepResult
 } from "../../src/domain/ExecutionRecord.js"
+import { encodeDirect } from "../../src/domain/internal/recordEncode.js"
 import { Json } from "../../src/domain/Json.js"
 import { ModelCall } from "../../src/domain/ModelCall.js"
 import * as PipelineErrors from "../../src/domain/PipelineError.js"
@@ -47,6 +47,7 @@ import { Checkpoint } from "../../src/pipeline/Approval.js"
 import * as CheckpointKey from "../../src/stores/CheckpointKey.js"
 import { ExecutionStoreError } from "../../src/stores/ExecutionStore.js"
 import * as JsonArbitraries from "../support/JsonArbitrary.js"
+import { propertyRuns } from "../support/PropertyRuns.js"
 
 // ---------------------------------------------------------------------------
 // Arbitraries
@@ -559,7 +560,7 @@ describe("persisted JSON edge cases", () => {
 
 describe("the direct record encoder", () => {
   it.prop(
-    "ExecutionRecord.encodeDirect writes the JSON the Schema's encoding writes, and it decodes back to the record",
+    "encodeDirect writes the JSON the Schema's encoding writes, and it decodes back to the record",
     [arbitraries.ExecutionRecord],
     ([record]) => {
       const direct = encodeDirect(record)
@@ -571,6 +572,6 @@ describe("the direct record encoder", () => {
       // (toEqual: a field holding `undefined` reads back absent).
       expect(Schema.decodeUnknownSync(ExecutionRecord)(JSON.parse(JSON.stringify(direct)))).toEqual(record)
     },
-    { fastCheck: { numRuns: 500 } }
+    { fastCheck: { numRuns: propertyRuns(500, 100) } }
   )
 })

@@ -8,17 +8,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Data, Deferred, Effect, Either, Exit, Fiber, TestClock } from "effect"
-import {
-  Hook,
-  HookRegistration,
-  Memory,
-  Operation,
-  PipelineError,
-  Retrieval,
-  ToolRegistry
-} from "effect-agent-pipeline"
+import { Hook, Memory, Operation, PipelineError, Retrieval, ToolRegistry } from "effect-agent-pipeline"
 import { allTools, ExecuteTrade, NAMESPACE } from "../../examples/shared/DemoTools.js"
 import { convertStep, makeHarness, plan, quoteStep, tradeStep } from "../support/Harness.js"
+import { HookRegistration } from "../support/Internal.js"
 import {
   at,
   blockingStep,

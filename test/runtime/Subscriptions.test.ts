@@ -10,9 +10,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { ExecutionRecord, Hook, HookRegistration } from "effect-agent-pipeline"
+import { ExecutionRecord, Hook } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, tracer } from "../support/Harness.js"
 import * as InMemoryTracing from "../support/InMemoryTracing.js"
+import { HookRegistration } from "../support/Internal.js"
 import { expectAccepted, expectRefused, runOf, runsAt, statusesAt, untypedHook } from "./SubscriptionsSupport.js"
 
 const STAGES = ["before_planning", "after_planning", "after_execution", "after_synthesis"] as const

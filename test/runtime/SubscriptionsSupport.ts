@@ -19,15 +19,14 @@ import {
   type ExecutionRecord,
   ExecutionStore,
   type Hook,
-  HookRegistration,
   Inference,
   Pipeline,
-  PipelineHooks,
   ScriptedModel,
   ToolRegistry
 } from "effect-agent-pipeline"
 import { allTools } from "../../examples/shared/DemoTools.js"
 import { makeHarness } from "../support/Harness.js"
+import { HookRegistration, PipelineHooks } from "../support/Internal.js"
 
 type Invocation = ExecutionRecord.HookInvocation
 type Point = Invocation["stage"]

@@ -24,6 +24,7 @@ import { Array as Arr, Duration, Effect, Either, FastCheck, type Layer, Option, 
 import { type Checkpoint, Sealed } from "../../src/domain/Checkpoint.js"
 import * as CheckpointKey from "../../src/stores/CheckpointKey.js"
 import { CheckpointStore, type ClaimResult } from "../../src/stores/CheckpointStore.js"
+import { propertyRuns } from "../support/PropertyRuns.js"
 
 /** Builds a fresh, empty store. */
 export type MakeCheckpointStoreLayer = () => Layer.Layer<CheckpointStore>
@@ -342,7 +343,7 @@ export const checkpointStoreConformance = (name: string, makeLayer: MakeCheckpoi
           expect(settled.filter((done) => done)).toHaveLength(1)
           expect(Option.isNone(yield* store.get("contended"))).toBe(true)
         }).pipe(Effect.provide(makeLayer())),
-      { fastCheck: { numRuns: 100 } }
+      { fastCheck: { numRuns: propertyRuns(100) } }
     )
 
     it.effect.prop(
@@ -375,7 +376,7 @@ export const checkpointStoreConformance = (name: string, makeLayer: MakeCheckpoi
           expect(winners).toHaveLength(rounds)
           expect(Option.isSome(yield* store.get("c"))).toBe(true)
         }).pipe(Effect.provide(makeLayer())),
-      { fastCheck: { numRuns: 50 } }
+      { fastCheck: { numRuns: propertyRuns(50) } }
     )
   })
 }

@@ -20,6 +20,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Array as Arr, Duration, Effect, FastCheck, Fiber, type Layer, Option, Ref, Schema, TestClock } from "effect"
 import { ExecutionRecord, type LifecycleStatus } from "../../src/domain/ExecutionRecord.js"
 import { ExecutionStore, type RecordPage, type RetentionSettings } from "../../src/stores/ExecutionStore.js"
+import { propertyRuns } from "../support/PropertyRuns.js"
 
 /**
  * Builds a fresh store; `retention` overrides the backend's default retention.
@@ -202,7 +203,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           // One record, whatever the interleaving.
           expect((yield* store.list()).records.length).toBe(1)
         }).pipe(Effect.provide(fresh())),
-      { fastCheck: { numRuns: 100 } }
+      { fastCheck: { numRuns: propertyRuns(100) } }
     )
 
     it.effect("C16: normal and error records have separate retention", () =>
@@ -367,7 +368,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           const winner = results.indexOf("created") + 1
           expect(payloadOf(yield* store.get("same"))).toBe(`writer-${winner}`)
         }).pipe(Effect.provide(fresh())),
-      { fastCheck: { numRuns: 25 } }
+      { fastCheck: { numRuns: propertyRuns(25) } }
     )
 
     it.effect("list: filters by completion, start time and hook name", () =>
@@ -424,7 +425,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           } while (cursor !== undefined)
           expect(failed).toEqual(seen.filter((id) => Number(id.slice(1)) % 3 === 0))
         }).pipe(Effect.provide(fresh())),
-      { fastCheck: { numRuns: 20 } }
+      { fastCheck: { numRuns: propertyRuns(20) } }
     )
 
     it.effect("list: the default page is 100 records; a cursor the store did not hand out is an error", () =>
@@ -553,7 +554,7 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
           expect([...stored.diagnostics].sort()).toEqual(Arr.range(1, n).map((i) => `u${i}`).sort())
           expect(stored.recordRevision).toBe(1 + n)
         }).pipe(Effect.provide(fresh())),
-      { fastCheck: { numRuns: 15 } }
+      { fastCheck: { numRuns: propertyRuns(15) } }
     )
 
     it.effect("C15: a newer snapshot keeps late evidence the stored record has further along (effects never go back)", () =>

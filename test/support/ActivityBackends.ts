@@ -8,8 +8,8 @@ import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
 import { ActivityStore } from "../../src/stores/ActivityStore.js"
 import * as ActivityStoreRedis from "../../src/stores/redis/ActivityStoreRedis.js"
-import * as SqlActivityStore from "../../src/stores/sql/SqlActivityStore.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
+import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import { dropTables, postgresClient, redisUrl, uniquePrefix } from "./Backends.js"
 
 /** A fresh SQLite activity store: a private in-memory database. */
@@ -19,7 +19,7 @@ export const sqliteActivityStore = (): Layer.Layer<ActivityStore> =>
 /** A fresh PostgreSQL activity store: its own tables, dropped afterwards. */
 export const postgresActivityStore = (): Layer.Layer<ActivityStore> => {
   const prefix = uniquePrefix()
-  return SqlActivityStore.layerActivityStore({ tablePrefix: prefix }).pipe(
+  return SqlStores.layerActivityStore({ tablePrefix: prefix }).pipe(
     Layer.provideMerge(Layer.scopedDiscard(dropTables(prefix))),
     Layer.provide(postgresClient()),
     Layer.orDie

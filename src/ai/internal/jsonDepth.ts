@@ -10,6 +10,9 @@
 /**
  * Whether `text` (JSON or not: only brackets outside strings count) nests
  * deeper than `limit`. Stops at the first bracket past the limit.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const nestsDeeperThan = (text: string, limit: number): boolean => {
   let depth = 0

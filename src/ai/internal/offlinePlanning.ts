@@ -9,155 +9,17 @@ import { readSection } from "../../domain/PromptSections.js"
 import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
 import type { ToolDescriptor } from "../../domain/ToolDescriptor.js"
 import { isJsonObject, parseTools } from "./offlinePrompt.js"
+import { isCapitalized, isTicker, lowerWords, placePrepositions, rawWords, tokenize } from "./offlineWords.js"
 
 // =============================================================================
-// Limits and tables
+// Limits
 // =============================================================================
 
 /** At most this many steps per plan. */
-const MAX_STEPS = 4
+const maxSteps = 4
 
 /** How much a matched word counts, by where it matched. */
-const WEIGHT = { capability: 3, agent: 2, description: 1 } as const
-
-const STOP_WORDS: ReadonlySet<string> = new Set([
-  "the",
-  "and",
-  "for",
-  "are",
-  "was",
-  "were",
-  "what",
-  "whats",
-  "which",
-  "who",
-  "whom",
-  "why",
-  "how",
-  "when",
-  "where",
-  "with",
-  "without",
-  "this",
-  "that",
-  "these",
-  "those",
-  "from",
-  "into",
-  "onto",
-  "about",
-  "please",
-  "can",
-  "could",
-  "would",
-  "should",
-  "will",
-  "shall",
-  "you",
-  "your",
-  "yours",
-  "our",
-  "ours",
-  "their",
-  "them",
-  "they",
-  "its",
-  "his",
-  "her",
-  "she",
-  "him",
-  "have",
-  "has",
-  "had",
-  "does",
-  "did",
-  "doing",
-  "done",
-  "get",
-  "got",
-  "give",
-  "show",
-  "tell",
-  "let",
-  "lets",
-  "some",
-  "any",
-  "all",
-  "much",
-  "many",
-  "more",
-  "most",
-  "want",
-  "need",
-  "like",
-  "also",
-  "just",
-  "than",
-  "then",
-  "there",
-  "here",
-  "not",
-  "but",
-  "out",
-  "over",
-  "under",
-  "via",
-  "per",
-  "now",
-  "current",
-  "currently",
-  "latest",
-  "tool",
-  "tools",
-  "service",
-  "services",
-  "agent",
-  "agents",
-  "use",
-  "using",
-  "find",
-  "look",
-  "check"
-])
-
-/** Prepositions after which a place name is expected. */
-const PLACE_PREPOSITIONS: ReadonlySet<string> = new Set(["in", "to", "for", "at"])
-
-// =============================================================================
-// Words
-// =============================================================================
-
-/** Crude suffix stripping so "quotes"/"quote" and "trading"/"trade" meet. */
-const stem = (word: string): string => {
-  let w = word
-  if (w.endsWith("ies") && w.length > 4) w = `${w.slice(0, -3)}y`
-  else if (w.endsWith("ing") && w.length >= 6) w = w.slice(0, -3)
-  else if (w.endsWith("es") && w.length >= 5 && !w.endsWith("ss")) w = w.slice(0, -2)
-  else if (w.endsWith("s") && w.length >= 4 && !w.endsWith("ss")) w = w.slice(0, -1)
-  if (w.endsWith("e") && w.length >= 4) w = w.slice(0, -1)
-  return w
-}
-
-/** Lowercase words of a text, split on anything that is not a letter or digit. */
-const lowerWords = (text: string): ReadonlyArray<string> =>
-  text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0)
-
-/** Distinct stems of the meaningful words of a text, in order of appearance. */
-const tokenize = (text: string): ReadonlyArray<string> => {
-  const out = new Set<string>()
-  for (const word of lowerWords(text.replace(/'/g, ""))) {
-    if (word.length < 3 || STOP_WORDS.has(word)) continue
-    out.add(stem(word))
-  }
-  return [...out]
-}
-
-/** Words of a request as written (case kept, punctuation dropped). */
-const rawWords = (text: string): ReadonlyArray<string> =>
-  text.match(/[\p{L}\p{N}][\p{L}\p{N}'.-]*[\p{L}\p{N}]|[\p{L}\p{N}]/gu) ?? []
-
-const isCapitalized = (word: string): boolean => /^\p{Lu}/u.test(word) && word !== "I"
-const isTicker = (word: string): boolean => /^[A-Z]{1,5}$/.test(word) && word !== "I" && word !== "A"
+const weights = { capability: 3, agent: 2, description: 1 } as const
 
 // =============================================================================
 // Parameter filling
@@ -229,7 +91,7 @@ const firstNumber = (request: string): number | undefined => {
 const placeAfterPreposition = (words: ReadonlyArray<string>): string | undefined => {
   let tickerLike: string | undefined
   for (let i = 0; i < words.length - 1; i++) {
-    if (!PLACE_PREPOSITIONS.has(words[i]!.toLowerCase()) || !isCapitalized(words[i + 1]!)) continue
+    if (!placePrepositions.has(words[i]!.toLowerCase()) || !isCapitalized(words[i + 1]!)) continue
     const place: Array<string> = []
     for (let j = i + 1; j < words.length && isCapitalized(words[j]!); j++) place.push(words[j]!)
     if (!place.every(isTicker)) return place.join(" ")
@@ -245,8 +107,8 @@ const nameHas = (name: string, parts: ReadonlyArray<string>): boolean => {
   return parts.some((p) => lower.includes(p))
 }
 
-const SYMBOL_NAMES = ["symbol", "ticker", "code"] as const
-const PLACE_NAMES = ["city", "location", "place", "destination"] as const
+const symbolNames = ["symbol", "ticker", "code"] as const
+const placeNames = ["city", "location", "place", "destination"] as const
 
 /**
  * One parameter-filling rule. The first rule that applies to a property
@@ -258,7 +120,7 @@ interface FillRule {
   readonly fill: (property: string, schema: JsonObject, ctx: FillContext, root: JsonObject) => Filled | undefined
 }
 
-const FILL_RULES: ReadonlyArray<FillRule> = [
+const fillRules: ReadonlyArray<FillRule> = [
   {
     name: "enum: the value right after the property's name (\"to EUR\"), else the mentioned value, else the first",
     applies: (_, s) => Array.isArray(s.enum) || s.const !== undefined,
@@ -290,7 +152,7 @@ const FILL_RULES: ReadonlyArray<FillRule> = [
   },
   {
     name: "symbol / ticker / code: the first all-caps word of 1-5 letters, else the first capitalized word",
-    applies: (p, s) => typeOf(s) === "string" && nameHas(p, SYMBOL_NAMES),
+    applies: (p, s) => typeOf(s) === "string" && nameHas(p, symbolNames),
     fill: (_, __, ctx) => {
       const ticker = ctx.words.find(isTicker)
       if (ticker !== undefined) return { value: ticker, found: true }
@@ -300,7 +162,7 @@ const FILL_RULES: ReadonlyArray<FillRule> = [
   },
   {
     name: "city / location / place / destination: capitalized words after in/to/for/at",
-    applies: (p, s) => typeOf(s) === "string" && nameHas(p, PLACE_NAMES),
+    applies: (p, s) => typeOf(s) === "string" && nameHas(p, placeNames),
     fill: (_, __, ctx) => {
       const place = placeAfterPreposition(ctx.words)
       if (place !== undefined) return { value: place, found: true }
@@ -335,7 +197,7 @@ const fillObject = (schema: JsonObject, ctx: FillContext, root: JsonObject): Jso
   for (const [property, raw] of Object.entries(properties)) {
     const resolved = resolveSchema(raw, root)
     if (resolved === undefined) continue
-    const rule = FILL_RULES.find((r) => r.applies(property, resolved))
+    const rule = fillRules.find((r) => r.applies(property, resolved))
     const filled = rule?.fill(property, resolved, ctx, root)
     if (filled !== undefined && (filled.found || required.has(property))) out[property] = filled.value
   }
@@ -375,14 +237,19 @@ const scoreTool = (request: ReadonlySet<string>, tool: ToolDescriptor, index: nu
   const description = hits(tool.description)
   const relevant = capability.length >= 1 || description.length >= 2 || (agent.length >= 1 && description.length >= 1)
   if (!relevant) return undefined
-  const score = WEIGHT.capability * capability.length + WEIGHT.agent * agent.length +
-    WEIGHT.description * description.length
+  const score = weights.capability * capability.length + weights.agent * agent.length +
+    weights.description * description.length
   return { tool, index, score, matched: [...capability, ...agent, ...description] }
 }
 
-const EMPTY_PLAN_REASON = "No registered tool matched the request."
+const emptyPlanReason = "No registered tool matched the request."
 
-/** The plan for a planning or continuation prompt; `OfflineModel.planFromPrompt` documents it. */
+/**
+ * The plan for a planning or continuation prompt; `OfflineModel.planFromPrompt` documents it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const planFromPrompt = (prompt: string): RoutingPlanInput => {
   if (readSection(prompt, "step_results") !== undefined) {
     return { steps: [], terminal: true, reasoning: "Continuation: the offline model never plans a second phase." }
@@ -393,8 +260,8 @@ export const planFromPrompt = (prompt: string): RoutingPlanInput => {
   const chosen = tools
     .flatMap((tool, index) => scoreTool(stems, tool, index) ?? [])
     .sort((a, b) => b.score - a.score || b.matched.length - a.matched.length || a.index - b.index)
-    .slice(0, MAX_STEPS)
-  if (chosen.length === 0) return { steps: [], terminal: true, reasoning: EMPTY_PLAN_REASON }
+    .slice(0, maxSteps)
+  if (chosen.length === 0) return { steps: [], terminal: true, reasoning: emptyPlanReason }
   return {
     steps: chosen.map((c, i) => ({
       step_id: `s${i + 1}`,

@@ -12,10 +12,20 @@ import type { ToolDescriptor } from "../../domain/ToolDescriptor.js"
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** A JSON object (not an array, not `null`). */
+/**
+ * A JSON object (not an array, not `null`).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isJsonObject = (u: unknown): u is JsonObject => isRecord(u) && isJson(u)
 
-/** Text of the last user message, or `undefined` when there is none. */
+/**
+ * Text of the last user message, or `undefined` when there is none.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const lastUserText = (prompt: Prompt.Prompt): string | undefined => {
   for (let i = prompt.content.length - 1; i >= 0; i--) {
     const message = prompt.content[i]
@@ -42,7 +52,12 @@ const jsonLines = (section: string): ReadonlyArray<unknown> => {
   return out
 }
 
-/** The tool descriptors of a `<tools>` section; malformed lines are skipped. */
+/**
+ * The tool descriptors of a `<tools>` section; malformed lines are skipped.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parseTools = (section: string): ReadonlyArray<ToolDescriptor> =>
   jsonLines(section).flatMap((u): ReadonlyArray<ToolDescriptor> =>
     isRecord(u) && typeof u.namespace === "string" && typeof u.agent === "string" &&
@@ -57,10 +72,20 @@ export const parseTools = (section: string): ReadonlyArray<ToolDescriptor> =>
       : []
   )
 
-/** What the synthesis answer needs of one step result. */
+/**
+ * What the synthesis answer needs of one step result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type StepSummary = Pick<StepResult, "capability" | "status" | "output" | "error">
 
-/** The step results of a `<step_results>` section; malformed lines are skipped. */
+/**
+ * The step results of a `<step_results>` section; malformed lines are skipped.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parseSteps = (section: string): ReadonlyArray<StepSummary> =>
   jsonLines(section).flatMap((u): ReadonlyArray<StepSummary> => {
     if (!isRecord(u) || typeof u.capability !== "string" || typeof u.status !== "string") return []

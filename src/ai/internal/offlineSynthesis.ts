@@ -8,9 +8,9 @@ import { readSection } from "../../domain/PromptSections.js"
 import { parseSteps, type StepSummary } from "./offlinePrompt.js"
 
 /** Rendered step outputs are cut at this many characters. */
-const MAX_OUTPUT_CHARS = 300
+const maxOutputChars = 300
 /** The request is quoted in the answer up to this many characters. */
-const MAX_REQUEST_CHARS = 200
+const maxRequestChars = 200
 
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
 
@@ -27,10 +27,10 @@ const renderScalar = (value: Json): string =>
 const renderOutput = (output: Json | undefined): string => {
   if (output === undefined || output === null) return "no output"
   if (typeof output !== "object" || Array.isArray(output)) {
-    return truncate(oneLine(renderScalar(output)), MAX_OUTPUT_CHARS)
+    return truncate(oneLine(renderScalar(output)), maxOutputChars)
   }
   const fields = Object.entries(output).map(([k, v]) => `${k}=${renderScalar(v)}`)
-  return truncate(oneLine(fields.length === 0 ? "{}" : fields.join(", ")), MAX_OUTPUT_CHARS)
+  return truncate(oneLine(fields.length === 0 ? "{}" : fields.join(", ")), maxOutputChars)
 }
 
 const renderStep = (step: StepSummary): string => {
@@ -38,19 +38,24 @@ const renderStep = (step: StepSummary): string => {
     case "succeeded":
       return `- ${step.capability}: ${renderOutput(step.output)}`
     case "failed":
-      return `- ${step.capability} failed: ${truncate(oneLine(step.error ?? "unknown error"), MAX_OUTPUT_CHARS)}`
+      return `- ${step.capability} failed: ${truncate(oneLine(step.error ?? "unknown error"), maxOutputChars)}`
     case "skipped":
       return step.error === undefined
         ? `- ${step.capability} was skipped.`
-        : `- ${step.capability} was skipped: ${truncate(oneLine(step.error), MAX_OUTPUT_CHARS)}`
+        : `- ${step.capability} was skipped: ${truncate(oneLine(step.error), maxOutputChars)}`
     case "denied":
-      return `- ${step.capability} was denied: ${truncate(oneLine(step.error ?? "by a guard"), MAX_OUTPUT_CHARS)}`
+      return `- ${step.capability} was denied: ${truncate(oneLine(step.error ?? "by a guard"), maxOutputChars)}`
   }
 }
 
-/** The answer to a synthesis prompt; `OfflineModel.synthesisFromPrompt` documents it. */
+/**
+ * The answer to a synthesis prompt; `OfflineModel.synthesisFromPrompt` documents it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const synthesisFromPrompt = (prompt: string): string => {
-  const request = truncate(oneLine(readSection(prompt, "user_request") ?? prompt), MAX_REQUEST_CHARS)
+  const request = truncate(oneLine(readSection(prompt, "user_request") ?? prompt), maxRequestChars)
   const steps = parseSteps(readSection(prompt, "step_results") ?? "")
   if (steps.length === 0) return `I could not find a tool for: "${request}".`
   const count = (status: StepSummary["status"]) => steps.filter((s) => s.status === status).length

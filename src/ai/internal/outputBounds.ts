@@ -10,10 +10,20 @@
  * are the bytes counted — at most `max` units.
  */
 
-/** The UTF-8 length of `text` (a lone surrogate counts as U+FFFD: 3 bytes). */
+/**
+ * The UTF-8 length of `text` (a lone surrogate counts as U+FFFD: 3 bytes).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const utf8Length = (text: string): number => Buffer.byteLength(text, "utf8")
 
-/** Whether `text` is more than `max` UTF-8 bytes. */
+/**
+ * Whether `text` is more than `max` UTF-8 bytes.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const exceeds = (text: string, max: number): boolean => {
   if (text.length * 3 <= max) return false
   if (text.length > max) return true
@@ -23,6 +33,9 @@ export const exceeds = (text: string, max: number): boolean => {
 /**
  * The longest prefix of `text` of at most `max` UTF-8 bytes that does not
  * end inside a surrogate pair.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const utf8Prefix = (text: string, max: number): string => {
   if (!exceeds(text, max)) return text

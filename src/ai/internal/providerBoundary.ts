@@ -5,7 +5,7 @@
  * errors — ever holds a request's headers or a hostile response's shape.
  *
  * - {@link boundErrorBodies} (an `HttpClient` transform): an error
- *   response's body is read up to {@link ERROR_BODY_BYTES} bytes and handed
+ *   response's body is read up to {@link errorBodyBytes} bytes and handed
  *   on as it came when it is small and shallow, else as a text excerpt.
  *   The clients format an error body into their `AiError`
  *   (`JSON.stringify` of the parsed body): a JSON body nested 5,000 deep
@@ -26,13 +26,23 @@ import { nestsDeeperThan } from "./jsonDepth.js"
 import { safeAiError } from "./safeAiError.js"
 import type { Secrets } from "./secrets.js"
 
-/** How much of an error response's body is read. */
-export const ERROR_BODY_BYTES = 2_048
+/**
+ * How much of an error response's body is read.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const errorBodyBytes = 2_048
 
-/** How deeply an error response's JSON body may nest and still be handed on as JSON. */
-export const ERROR_BODY_DEPTH = 64
+/**
+ * How deeply an error response's JSON body may nest and still be handed on as JSON.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const errorBodyDepth = 64
 
-const DROPPED_HEADERS = new Set(["content-type", "content-length", "content-encoding", "transfer-encoding"])
+const droppedHeaders = new Set(["content-type", "content-length", "content-encoding", "transfer-encoding"])
 
 interface Prefix {
   readonly text: string
@@ -58,7 +68,7 @@ const rebuilt = (response: HttpClientResponse.HttpClientResponse, body: string, 
   const headers = new Headers({ "content-type": contentType })
   for (const name in response.headers) {
     const value = response.headers[name]
-    if (DROPPED_HEADERS.has(name) || value === undefined) continue
+    if (droppedHeaders.has(name) || value === undefined) continue
     try {
       headers.set(name, value)
     } catch {
@@ -77,13 +87,13 @@ const bounded = (
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.ResponseError> =>
   Effect.map(
-    prefixOf(response, ERROR_BODY_BYTES),
+    prefixOf(response, errorBodyBytes),
     ({ complete, text }) =>
-      complete && !nestsDeeperThan(text, ERROR_BODY_DEPTH)
+      complete && !nestsDeeperThan(text, errorBodyDepth)
         ? rebuilt(response, text, response.headers["content-type"] ?? "application/json")
         : rebuilt(
           response,
-          `${text}… (${complete ? `nested over ${ERROR_BODY_DEPTH} levels` : `cut at ${ERROR_BODY_BYTES} bytes`})`,
+          `${text}… (${complete ? `nested over ${errorBodyDepth} levels` : `cut at ${errorBodyBytes} bytes`})`,
           "text/plain; charset=utf-8"
         )
   )
@@ -95,6 +105,9 @@ const isErrorStatus = (status: number) => status >= 400 && status <= 599
 /**
  * The client, its error responses (status 400 to 599) read as described
  * in the module comment.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const boundErrorBodies = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
   HttpClient.transformResponse(
@@ -118,7 +131,12 @@ const unreadable = (module: string, method: string, defect: RangeError): AiError
 const rangeError = (defect: unknown): Option.Option<RangeError> =>
   defect instanceof RangeError ? Option.some(defect) : Option.none()
 
-/** A client call whose failures are safe `AiError`s (see the module comment). */
+/**
+ * A client call whose failures are safe `AiError`s (see the module comment).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const guardEffect = <A>(
   effect: Effect.Effect<A, AiError.AiError>,
   module: string,
@@ -132,7 +150,12 @@ export const guardEffect = <A>(
     )
   )
 
-/** A client stream whose failures are safe `AiError`s (see the module comment). */
+/**
+ * A client stream whose failures are safe `AiError`s (see the module comment).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const guardStream = <A, R>(
   stream: Stream.Stream<A, AiError.AiError, R>,
   module: string,

@@ -24,19 +24,39 @@
  */
 import { AiError } from "@effect/ai"
 import { Option, ParseResult } from "effect"
-import { none, REDACTED, scrub, type Secrets } from "./secrets.js"
+import { none, redactedText, scrub, type Secrets } from "./secrets.js"
 
-/** How much of a response body an error keeps. */
-export const BODY_EXCERPT_CHARS = 2_000
-/** How much of a description (a transport failure, a parse failure) an error keeps. */
-export const DESCRIPTION_CHARS = 1_000
+/**
+ * How much of a response body an error keeps.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const bodyExcerptChars = 2_000
+/**
+ * How much of a description (a transport failure, a parse failure) an error keeps.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const descriptionChars = 1_000
 
 const safe = new WeakSet<object>()
 
-/** Whether `error` was made safe here. */
+/**
+ * Whether `error` was made safe here.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isSafe = (error: object): boolean => safe.has(error)
 
-/** `text`, cut to `max` characters (never inside a surrogate pair), saying how much was cut. */
+/**
+ * `text`, cut to `max` characters (never inside a surrogate pair), saying how much was cut.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const excerpt = (text: string, max: number): string => {
   if (text.length <= max) return text
   let end = max
@@ -45,7 +65,7 @@ export const excerpt = (text: string, max: number): string => {
   return `${text.slice(0, end)}… (${text.length - end} more characters)`
 }
 
-const SECRET_PARAM = /key|token|secret|password|passwd|signature|sig$|auth|credential|session/i
+const secretParam = /key|token|secret|password|passwd|signature|sig$|auth|credential|session/i
 
 const safeUrl = (url: string, secrets: Secrets): string => {
   let parsed: URL
@@ -57,7 +77,7 @@ const safeUrl = (url: string, secrets: Secrets): string => {
   parsed.username = ""
   parsed.password = ""
   for (const name of [...parsed.searchParams.keys()]) {
-    if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, REDACTED)
+    if (secretParam.test(name)) parsed.searchParams.set(name, redactedText)
   }
   return scrub(parsed.toString(), secrets)
 }
@@ -68,21 +88,21 @@ const safeRequest = (request: RequestDetails, secrets: Secrets): RequestDetails 
   method: request.method,
   url: safeUrl(request.url, secrets),
   urlParams: request.urlParams.map(
-    ([name, value]) => [name, SECRET_PARAM.test(name) ? REDACTED : scrub(value, secrets)] as const
+    ([name, value]) => [name, secretParam.test(name) ? redactedText : scrub(value, secrets)] as const
   ),
   hash: Option.map(request.hash, (hash) => scrub(hash, secrets)),
   headers: {}
 })
 
 /** Response headers a caller acts on; every other header is dropped. */
-const KEPT_HEADER = /^(?:retry-after|retry-after-ms|content-type|x-request-id|request-id|[a-z-]*ratelimit[a-z-]*)$/
+const keptHeader = /^(?:retry-after|retry-after-ms|content-type|x-request-id|request-id|[a-z-]*ratelimit[a-z-]*)$/
 
 const safeResponseHeaders = (headers: Readonly<Record<string, string>>, secrets: Secrets): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const name in headers) {
     const lower = name.toLowerCase()
     const value = headers[name]
-    if (KEPT_HEADER.test(lower) && typeof value === "string") out[lower] = scrub(excerpt(value, 200), secrets)
+    if (keptHeader.test(lower) && typeof value === "string") out[lower] = scrub(excerpt(value, 200), secrets)
   }
   return out
 }
@@ -126,7 +146,7 @@ const text = (value: string | undefined, max: number, secrets: Secrets): string 
   value === undefined ? undefined : scrub(excerpt(value, max), secrets)
 
 const description = (own: string | undefined, cause: unknown, secrets: Secrets): string | undefined =>
-  text(own ?? describeCause(cause), DESCRIPTION_CHARS, secrets)
+  text(own ?? describeCause(cause), descriptionChars, secrets)
 
 const marked = <E extends object>(error: E): E => {
   safe.add(error)
@@ -151,8 +171,8 @@ const build = (error: AiError.AiError, secrets: Secrets): AiError.AiError => {
         reason: error.reason,
         request: safeRequest(error.request, secrets),
         response: { status: error.response.status, headers: safeResponseHeaders(error.response.headers, secrets) },
-        body: text(error.body, BODY_EXCERPT_CHARS, secrets),
-        description: text(error.description, DESCRIPTION_CHARS, secrets)
+        body: text(error.body, bodyExcerptChars, secrets),
+        description: text(error.description, descriptionChars, secrets)
       }, options)
     case "MalformedInput":
       return new AiError.MalformedInput({
@@ -179,6 +199,9 @@ const build = (error: AiError.AiError, secrets: Secrets): AiError.AiError => {
  * What an `AiError` says, in one line (`MalformedOutput` and
  * `MalformedInput` have no message of their own: theirs prints their
  * fields).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const aiErrorText = (error: AiError.AiError): string =>
   error._tag === "MalformedOutput" || error._tag === "MalformedInput"
@@ -188,6 +211,9 @@ export const aiErrorText = (error: AiError.AiError): string =>
 /**
  * `error` rebuilt as described in the module comment, `secrets` scrubbed
  * from its text.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const safeAiError = (error: AiError.AiError, secrets: Secrets = none): AiError.AiError =>
   safe.has(error) ? error : marked(build(error, secrets))

@@ -4,7 +4,7 @@
  * `bigint`, cycle, function, symbol, class instance (a `Date` included),
  * non-finite number, hole or `undefined` outside an object property (such
  * a property is dropped, as `JSON.stringify` drops it), at most
- * `Json.MAX_DEPTH` levels and at most the byte limit of JSON text. A
+ * `Json.maxDepth` levels and at most the byte limit of JSON text. A
  * result that fails the check fails only its step (`invalid_result`); the
  * record never keeps it.
  *
@@ -15,8 +15,13 @@
 import { Either } from "effect"
 import { formatPath, type Json, snapshot } from "../../domain/Json.js"
 
-/** The default `maxToolResultBytes`: 1 MiB of JSON text. */
-export const DEFAULT_MAX_RESULT_BYTES = 1_048_576
+/**
+ * The default `maxToolResultBytes`: 1 MiB of JSON text.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxResultBytes = 1_048_576
 
 // Copies this module made, with their JSON size: nothing else holds them.
 const checked = new WeakMap<object, number>()
@@ -28,6 +33,9 @@ const tooLarge = (maxBytes: number): string =>
  * A tool's encoded result as the JSON its step keeps (`undefined`, a tool
  * with no result, is `null`), or what is wrong with it: the `invalid_result`
  * detail, naming the path (`result.items[2]: a bigint is not a JSON value`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const checkResult = (value: unknown, maxBytes: number): Either.Either<Json, string> => {
   if (value === undefined) return Either.right(null)

@@ -37,6 +37,7 @@ import * as ProviderEndpoint from "../ProviderEndpoint.js"
  * A language model on Anthropic's API (or a server speaking it).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options {
   /** The model name (`claude-sonnet-4-5`, `claude-3-5-haiku-latest`, …). */
@@ -53,7 +54,7 @@ export interface Options {
   readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
 }
 
-const MODULE = "AnthropicClient"
+const moduleName = "AnthropicClient"
 
 /**
  * The client's calls behind the provider boundary: every failure is a safe
@@ -66,10 +67,10 @@ const guarded = (client: AnthropicClient.Service, secrets: Secrets): AnthropicCl
   AnthropicClient.AnthropicClient.of({
     client: client.client,
     streamRequest: (request, schema) =>
-      guardStream(client.streamRequest(request, schema), MODULE, "streamRequest", secrets),
-    createMessage: (options) => guardEffect(client.createMessage(options), MODULE, "createMessage", secrets),
+      guardStream(client.streamRequest(request, schema), moduleName, "streamRequest", secrets),
+    createMessage: (options) => guardEffect(client.createMessage(options), moduleName, "createMessage", secrets),
     createMessageStream: (options) =>
-      guardStream(client.createMessageStream(options), MODULE, "createMessageStream", secrets)
+      guardStream(client.createMessageStream(options), moduleName, "createMessageStream", secrets)
   })
 
 /**
@@ -79,6 +80,7 @@ const guarded = (client: AnthropicClient.Service, secrets: Secrets): AnthropicCl
  * excerpt (see the README's "Model providers").
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerClient = (
   options: Omit<Options, "model" | "config">
@@ -115,6 +117,7 @@ export const layerClient = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
   AnthropicLanguageModel.layer({
@@ -137,6 +140,7 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(ProviderEndpoint.anthropic, (endpoint) => layer({ model, ...endpoint })))

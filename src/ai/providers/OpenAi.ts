@@ -38,6 +38,7 @@ import * as ProviderEndpoint from "../ProviderEndpoint.js"
  * Where the server is and how to authenticate.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ClientOptions {
   /** Sent as `Authorization: Bearer …`; none for a local server that needs none. */
@@ -52,6 +53,7 @@ export interface ClientOptions {
  * A language model on an OpenAI-compatible server.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options extends ClientOptions {
   /** The model name, as the server knows it (`gpt-4.1-mini`, `qwen2.5:7b`, …). */
@@ -64,6 +66,7 @@ export interface Options extends ClientOptions {
  * An embedding model on an OpenAI-compatible server (`POST {apiUrl}/embeddings`).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface EmbeddingOptions extends ClientOptions {
   /** The model name (`text-embedding-3-small`, `nomic-embed-text`, …). */
@@ -72,7 +75,7 @@ export interface EmbeddingOptions extends ClientOptions {
   readonly dimensions?: number | undefined
 }
 
-const MODULE = "OpenAiClient"
+const moduleName = "OpenAiClient"
 
 /**
  * The client's calls behind the provider boundary: every failure is a safe
@@ -85,11 +88,11 @@ const guarded = (client: OpenAiClient.Service, secrets: Secrets): OpenAiClient.S
   OpenAiClient.OpenAiClient.of({
     client: client.client,
     streamRequest: (request, schema) =>
-      guardStream(client.streamRequest(request, schema), MODULE, "streamRequest", secrets),
-    createResponse: (options) => guardEffect(client.createResponse(options), MODULE, "createResponse", secrets),
+      guardStream(client.streamRequest(request, schema), moduleName, "streamRequest", secrets),
+    createResponse: (options) => guardEffect(client.createResponse(options), moduleName, "createResponse", secrets),
     createResponseStream: (options) =>
-      guardStream(client.createResponseStream(options), MODULE, "createResponseStream", secrets),
-    createEmbedding: (options) => guardEffect(client.createEmbedding(options), MODULE, "createEmbedding", secrets)
+      guardStream(client.createResponseStream(options), moduleName, "createResponseStream", secrets),
+    createEmbedding: (options) => guardEffect(client.createEmbedding(options), moduleName, "createEmbedding", secrets)
   })
 
 /**
@@ -99,6 +102,7 @@ const guarded = (client: OpenAiClient.Service, secrets: Secrets): OpenAiClient.S
  * the README's "Model providers").
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.OpenAiClient> => {
   const secrets = secretsOf([options.apiKey])
@@ -134,6 +138,7 @@ export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.Op
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
   OpenAiLanguageModel.layer({
@@ -157,6 +162,7 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(ProviderEndpoint.openAi, (endpoint) => layer({ model, ...endpoint })))
@@ -178,6 +184,7 @@ export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageMo
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerEmbeddings = (options: EmbeddingOptions): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
   OpenAiEmbeddingModel.layerBatched({
@@ -190,6 +197,7 @@ export const layerEmbeddings = (options: EmbeddingOptions): Layer.Layer<Embeddin
  * and `OPENAI_API_KEY` (as {@link layerConfig}).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerEmbeddingsConfig = (
   model: string

@@ -24,7 +24,7 @@
  * Depth counts arrays and objects: a scalar is at depth 0, `{}` and `[]` at
  * 1, `{"a":[]}` at 2.
  */
-import { byteLength } from "../Utf8Chunks.js"
+import { byteLength } from "./utf8Chunks.js"
 
 /** Why a value was refused. */
 export type RefusalKind = "not_json" | "too_deep" | "too_large" | "unreadable"

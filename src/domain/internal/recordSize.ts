@@ -13,7 +13,7 @@
  */
 import type { ExecutionRecord, HookInvocation, StepResult } from "../ExecutionRecord.js"
 import type { ModelCall } from "../ModelCall.js"
-import { byteLength } from "../Utf8Chunks.js"
+import { byteLength } from "./utf8Chunks.js"
 
 /**
  * A string's UTF-8 size. Short strings (most of a record: names, ids,
@@ -104,22 +104,22 @@ const sizeOf = (value: unknown): number => {
 /** `"key":` */
 const keyCost = (key: string): number => key.length + 3
 
-const STATUS = keyCost("status")
-const PHASE = keyCost("phase")
-const OPERATION = keyCost("operation")
-const CALL_ID = keyCost("callId")
-const STEP_ID = keyCost("stepId")
-const EXECUTION = keyCost("execution")
-const ATTEMPTS = keyCost("attempts")
-const CONTRIBUTION_HASH = keyCost("contributionHash")
-const SKIP_REASON = keyCost("skipReason")
-const ERROR = keyCost("error")
-const ABANDONED = keyCost("abandoned")
-const RUN_ID = keyCost("runId")
+const statusKey = keyCost("status")
+const phaseKey = keyCost("phase")
+const operationKey = keyCost("operation")
+const callIdKey = keyCost("callId")
+const stepIdKey = keyCost("stepId")
+const executionKey = keyCost("execution")
+const attemptsKey = keyCost("attempts")
+const contributionHashKey = keyCost("contributionHash")
+const skipReasonKey = keyCost("skipReason")
+const errorKey = keyCost("error")
+const abandonedKey = keyCost("abandoned")
+const runIdKey = keyCost("runId")
 // `"decision":{"policy":"","action":"","reason":""},` without the three values.
-const DECISION = keyCost("decision") + 2 + keyCost("policy") + keyCost("action") + keyCost("reason") + 3 * 2 + 2 + 1
+const decisionCost = keyCost("decision") + 2 + keyCost("policy") + keyCost("action") + keyCost("reason") + 3 * 2 + 2 + 1
 // `{"name":"","stage":"","outcome":"","sequence":,"startedAt":,"duration":,"effects":}` without the values.
-const REQUIRED = 2 + ["name", "stage", "outcome", "sequence", "startedAt", "duration", "effects"]
+const requiredCost = 2 + ["name", "stage", "outcome", "sequence", "startedAt", "duration", "effects"]
   .reduce((sum, key) => sum + keyCost(key), 0) +
   3 * 2 + 6
 
@@ -138,23 +138,23 @@ const numberMember = (key: number, value: number | undefined): number =>
  * walked.
  */
 const invocationBytes = (run: HookInvocation): number => {
-  let size = REQUIRED + stringBytes(run.name) + stringBytes(run.stage) + stringBytes(run.outcome) +
+  let size = requiredCost + stringBytes(run.name) + stringBytes(run.stage) + stringBytes(run.outcome) +
     numberBytes(run.sequence) + numberBytes(run.startedAt) + numberBytes(run.duration) + sizeOf(run.effects)
-  size += stringMember(STATUS, run.status)
-  size += numberMember(PHASE, run.phase)
-  size += stringMember(OPERATION, run.operation)
-  size += stringMember(CALL_ID, run.callId)
-  size += stringMember(STEP_ID, run.stepId)
-  size += stringMember(EXECUTION, run.execution)
-  size += numberMember(ATTEMPTS, run.attempts)
-  size += stringMember(CONTRIBUTION_HASH, run.contributionHash)
-  size += stringMember(SKIP_REASON, run.skipReason)
-  size += stringMember(ERROR, run.error)
-  size += run.abandoned === undefined ? 0 : ABANDONED + (run.abandoned ? 4 : 5) + 1
-  size += stringMember(RUN_ID, run.runId)
+  size += stringMember(statusKey, run.status)
+  size += numberMember(phaseKey, run.phase)
+  size += stringMember(operationKey, run.operation)
+  size += stringMember(callIdKey, run.callId)
+  size += stringMember(stepIdKey, run.stepId)
+  size += stringMember(executionKey, run.execution)
+  size += numberMember(attemptsKey, run.attempts)
+  size += stringMember(contributionHashKey, run.contributionHash)
+  size += stringMember(skipReasonKey, run.skipReason)
+  size += stringMember(errorKey, run.error)
+  size += run.abandoned === undefined ? 0 : abandonedKey + (run.abandoned ? 4 : 5) + 1
+  size += stringMember(runIdKey, run.runId)
   const decision = run.decision
   if (decision !== undefined) {
-    size += DECISION + stringBytes(decision.policy) + stringBytes(decision.action) + stringBytes(decision.reason)
+    size += decisionCost + stringBytes(decision.policy) + stringBytes(decision.action) + stringBytes(decision.reason)
   }
   return size
 }
@@ -187,10 +187,10 @@ export const measure = (record: ExecutionRecord): number => {
 }
 
 /** `"writer":{"id":"…","seq":…}` with the comma before it, without the id and the number. */
-const WRITER = 1 + keyCost("writer") + 2 + keyCost("id") + 2 + 1 + keyCost("seq")
+const writerCost = 1 + keyCost("writer") + 2 + keyCost("id") + 2 + 1 + keyCost("seq")
 
 const writerBytes = (writer: { readonly id: string; readonly seq: number }): number =>
-  WRITER + stringBytes(writer.id) + numberBytes(writer.seq)
+  writerCost + stringBytes(writer.id) + numberBytes(writer.seq)
 
 /**
  * `record` with a `writer` stamp, its size remembered from `size` (the

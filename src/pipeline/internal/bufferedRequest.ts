@@ -13,7 +13,7 @@ import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import type { Operations } from "../../runtime/Operations.js"
-import { type Begin, owned, type RequestState, TRUSTED } from "./requestRecord.js"
+import { alreadyValidated, type Begin, owned, type RequestState } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
 
 /** What the buffered path needs, resolved once when the pipeline is built. */
@@ -31,25 +31,25 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
 
   // The request's scope is opened once around the whole path (the stages
   // and the synthesis call find it open).
-  // The body is defined once per pipeline (`Effect.fnUntraced`), not per
-  // request: see `makeBegin`.
   const body = Effect.fnUntraced(function*(state: RequestState, resume?: { readonly checkpoint: Checkpoint }) {
     const pre = yield* preSynthesis(state, resume)
     switch (pre._tag) {
       case "ShortCircuit":
-        return new Completed({ response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) }, TRUSTED)
+        return new Completed(
+          { response: yield* shortCircuitResponse(state, pre.accepted, pre.enrichments) },
+          alreadyValidated
+        )
       case "Suspended":
-        return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
+        return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, alreadyValidated)
       case "Synthesize": {
         const draft = yield* Synthesizer.synthesize(inference, {
           prompt: synthesisPrompt(pre.context, pre.phases),
           coordinates: { requestId: state.context.requestId },
-          parent: state.call,
-          recorder: state.recorder
+          parent: state.call
         }).pipe(
           spanned("pipeline.synthesis", { captureStackTrace: false })
         )
-        return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, TRUSTED)
+        return new Completed({ response: yield* complete(state, pre.context, pre.phases, draft) }, alreadyValidated)
       }
     }
   })
@@ -57,9 +57,10 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
     hookScope(state, body(state, resume))
 
   const process = (input: PipelineRequest.Input): Effect.Effect<Completed | Suspended, PipelineError> =>
-    Effect.flatMap(begin(input, "pipeline"), ownedBuffered)
-  // Defined once per pipeline (see `withFirst` for why not an arrow per request).
-  const ownedBuffered = (state: RequestState) => owned(state, buffered(state), "pipeline", operations)
+    Effect.flatMap(
+      begin(input, "pipeline"),
+      (state) => owned(state, buffered(state), "pipeline", operations, hookScope)
+    )
 
   return { buffered, process }
 }

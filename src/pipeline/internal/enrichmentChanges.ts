@@ -5,7 +5,7 @@
  *
  * A result is read where it enters, exactly once, into copies: every
  * enrichment and short-circuit payload is checked as a JSON value (at most
- * `Json.MAX_DEPTH` levels), every tool entry is rebuilt from its fields and
+ * `Json.maxDepth` levels), every tool entry is rebuilt from its fields and
  * described. A getter or Proxy that throws, a `bigint`, a cycle, a `Date`
  * — anything that is not what the stage takes — is a rejection of that hook
  * run (`invalid_result`, or `wrong_shape` when the result is not the
@@ -15,9 +15,9 @@ import { Duration, Either } from "effect"
 import * as ToolRegistry from "../../ai/ToolRegistry.js"
 import type { HookEffect } from "../../domain/ExecutionRecord.js"
 import { thrownText } from "../../domain/internal/jsonSnapshot.js"
-import { encodedSize, equals, formatPath, type Json, type JsonObject, MAX_DEPTH, snapshot } from "../../domain/Json.js"
+import { byteLength } from "../../domain/internal/utf8Chunks.js"
+import { encodedSize, equals, formatPath, type Json, type JsonObject, maxDepth, snapshot } from "../../domain/Json.js"
 import type { HookFailureReason } from "../../domain/PipelineError.js"
-import { byteLength } from "../../domain/Utf8Chunks.js"
 
 export interface Changes {
   readonly set: JsonObject
@@ -41,9 +41,9 @@ export interface Refused {
  * The most JSON text a short-circuit payload (the answer and its metadata)
  * may hold: the walk that checks it stops there.
  */
-export const MAX_PAYLOAD_BYTES = 16 * 1_048_576
+export const maxPayloadBytes = 16 * 1_048_576
 
-const NONE: Changes = { set: {}, sizes: new Map(), remove: [], legacy: undefined, decision: undefined, tools: [] }
+const noChanges: Changes = { set: {}, sizes: new Map(), remove: [], legacy: undefined, decision: undefined, tools: [] }
 
 const wrongShape = (error: string): Refused => ({ reason: "wrong_shape", error: `wrong result shape: ${error}` })
 const invalid = (error: string): Refused => ({ reason: "invalid_result", error: `invalid result: ${error}` })
@@ -130,7 +130,7 @@ const enrichmentsOf = (
     const value = read(`enrichment ${key}`, () => (u as Readonly<Record<string, unknown>>)[key])
     if (isRefused(value)) return value
     // The enrichments object is level 1: each value has one level less.
-    const copied = snapshot(value, { maxBytes, maxDepth: MAX_DEPTH - 1 })
+    const copied = snapshot(value, { maxBytes, maxDepth: maxDepth - 1 })
     if (Either.isLeft(copied)) {
       const { kind, path, reason } = copied.left
       const where = formatPath(key, path)
@@ -143,7 +143,7 @@ const enrichmentsOf = (
           }
         case "too_deep":
           return invalid(
-            `enrichments nest deeper than ${MAX_DEPTH} levels (at ${formatPath("enrichments", [key, ...path])})`
+            `enrichments nest deeper than ${maxDepth} levels (at ${formatPath("enrichments", [key, ...path])})`
           )
         case "unreadable":
           return invalid(`enrichment ${key} could not be read (at ${where}: ${reason})`)
@@ -175,14 +175,14 @@ const removedKeys = (u: unknown): ReadonlyArray<string> | Refused => {
  */
 const payloadOf = (field: "shortCircuit" | "decision", u: unknown): unknown => {
   if (u === undefined || u === null) return u
-  const copied = snapshot(u, { maxBytes: MAX_PAYLOAD_BYTES, undefinedProperties: "drop" })
+  const copied = snapshot(u, { maxBytes: maxPayloadBytes, undefinedProperties: "drop" })
   if (Either.isLeft(copied)) {
     const { kind, path, reason } = copied.left
     const where = formatPath(field, path)
     return kind === "too_large"
-      ? invalid(`${field} is over ${MAX_PAYLOAD_BYTES} bytes of JSON`)
+      ? invalid(`${field} is over ${maxPayloadBytes} bytes of JSON`)
       : kind === "too_deep"
-      ? invalid(`${field} nests deeper than ${MAX_DEPTH} levels (at ${where})`)
+      ? invalid(`${field} nests deeper than ${maxDepth} levels (at ${where})`)
       : invalid(`${field} is not a JSON value (at ${where}: ${reason})`)
   }
   const payload = copied.right.value
@@ -208,7 +208,7 @@ const isObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
  * the stage).
  */
 export const readChanges = (value: unknown, maxEnrichmentBytes: number): Changes | Refused => {
-  if (value === undefined || value === null) return NONE
+  if (value === undefined || value === null) return noChanges
   const isArray = read("the result", () => Array.isArray(value))
   if (isRefused(isArray)) return isArray
   if (typeof value !== "object" || isArray) return wrongShape("beforePlanning must return an object or nothing")
@@ -235,7 +235,7 @@ export const readChanges = (value: unknown, maxEnrichmentBytes: number): Changes
     }
   }
   let set: JsonObject = {}
-  let sizes: ReadonlyMap<string, number> = NONE.sizes
+  let sizes: ReadonlyMap<string, number> = noChanges.sizes
   if (enrichments !== undefined) {
     const copied = enrichmentsOf(enrichments, maxEnrichmentBytes)
     if (isRefused(copied)) return copied

@@ -13,13 +13,11 @@ import * as Planner from "../../ai/Planner.js"
 import * as ToolCalls from "../../ai/ToolCalls.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import type { PhaseRecord, StepResult } from "../../domain/ExecutionRecord.js"
-import type { JsonObject } from "../../domain/Json.js"
-import type { Call, CallRef } from "../../domain/Operation.js"
+import type { CallRef } from "../../domain/Operation.js"
 import { CheckpointError } from "../../domain/PipelineError.js"
 import type * as PlanValidation from "../../domain/PlanValidation.js"
-import type { RoutingPlan, RoutingStep } from "../../domain/RoutingPlan.js"
+import type { RoutingPlan } from "../../domain/RoutingPlan.js"
 import { spanned } from "../../runtime/internal/spans.js"
-import { withFirst } from "../../runtime/internal/withFirst.js"
 import type { Operations } from "../../runtime/Operations.js"
 import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
@@ -46,42 +44,6 @@ export interface PhaseLoopDeps {
   readonly approval: Option.Option<ApprovalPolicy["Type"]>
   readonly prompts: PromptBuilder.PromptBuilder.Service
 }
-
-/** Where a phase's steps run: what its step callbacks need. */
-interface PhaseAt {
-  readonly state: RequestState
-  readonly phase: number
-  readonly parent: CallRef | undefined
-  readonly callTool: (request: ToolCalls.ToolCallRequest) => Effect.Effect<ToolCalls.ToolCallResult>
-  readonly recording: boolean
-}
-
-/** Calls a step's tool; with recording on, the step is in the record as running first. */
-const callStep = (at: PhaseAt, step: RoutingStep, parameters: JsonObject): Effect.Effect<ToolCalls.ToolCallResult> => {
-  const { phase, state } = at
-  const call = at.callTool({
-    namespace: step.namespace,
-    agent: step.agent,
-    capability: step.capability,
-    parameters,
-    coordinates: { requestId: state.context.requestId, phase, stepId: step.step_id },
-    parent: at.parent,
-    recorder: state.recorder
-  })
-  return at.recording ? Effect.zipRight(updatePhase(state, phase, withFirst(stepRunning, step.step_id)), call) : call
-}
-
-const stepRunning = (stepId: string, p: PhaseRecord): PhaseRecord => ({ ...p, running: [...(p.running ?? []), stepId] })
-
-/** Records a step's result in its phase (no longer running). */
-const stepEnded = (at: PhaseAt, result: StepResult): Effect.Effect<void> =>
-  updatePhase(at.state, at.phase, withFirst(withStepResult, result))
-
-const withStepResult = (result: StepResult, p: PhaseRecord): PhaseRecord => ({
-  ...p,
-  steps: [...p.steps, result],
-  running: (p.running ?? []).filter((id) => id !== result.step_id)
-})
 
 /** Builds the phase loop over its services. */
 export const makePhaseLoop = (deps: PhaseLoopDeps) => {
@@ -114,8 +76,6 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     priorStepIds
   })
 
-  // The generator bodies below are defined once per pipeline, not per
-  // request: see `makeBegin` in requestRecord.ts.
   const executePhase = Effect.fnUntraced(function*(
     state: RequestState,
     phase: number,
@@ -125,47 +85,34 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
   ) {
     const priorResults = new Map<string, StepResult>()
     for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
-    const callTool = callerOf(state)
     // The phase is in the record from now on: its plan, each step's
     // result as it ends and the steps in flight (an interrupted request,
     // or one whose process died, keeps them).
-    const recording = state.recorder.enabled
-    if (recording && plan.steps.length > 0) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
-    const at: PhaseAt = { state, phase, parent, callTool, recording }
+    const progress = state.recorder.enabled && plan.steps.length > 0
+    if (progress) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
     const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
       concurrency,
-      // Bound, not arrows made per phase: see `withFirst`.
-      callTool: withFirst(callStep, at),
-      onStepEnd: recording ? withFirst(stepEnded, at) : undefined
+      callTool: callerOf(state),
+      phase: { requestId: state.context.requestId, phase, parent }
     })
     const record: PhaseRecord = { phase, plan, steps }
-    yield* recording && plan.steps.length > 0 ? updatePhase(state, phase, () => record) : recordPhase(state, record)
+    yield* progress ? updatePhase(state, phase, () => record) : recordPhase(state, record)
     return record
   })
 
-  /** Runs a phase's body as one run of the `phase` operation (when anything observes operations). */
+  /** Runs a phase's body as one run of the `phase` operation. */
   const withPhaseRun = <A, E>(
     state: RequestState,
     phase: number,
     resumed: boolean,
     body: (parent: CallRef | undefined) => Effect.Effect<A, E>
   ) =>
-    state.call === undefined
-      ? body(undefined)
-      : Effect.flatMap(
-        operations.call("phase", {
-          coordinates: { requestId: state.context.requestId, phase },
-          parent: state.call,
-          payload: { phase, resumed }
-        }),
-        withFirst(runPhaseBody<A, E>, { state, body })
-      )
-
-  /** A phase's body as its run of the `phase` operation. */
-  const runPhaseBody = <A, E>(
-    phase: { readonly state: RequestState; readonly body: (parent: CallRef | undefined) => Effect.Effect<A, E> },
-    call: Call<"phase">
-  ) => operations.run(call, phase.state.recorder, phase.body({ operation: "phase", callId: call.callId }))
+    operations.withOperation({
+      operation: "phase",
+      coordinates: { requestId: state.context.requestId, phase },
+      parent: state.call,
+      payload: { phase, resumed }
+    })(body)
 
   /**
    * One phase: plan, AfterPlanning, HITL, execute. With `approved`, the phase
@@ -200,8 +147,7 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
         {
           prompt,
           coordinates: { requestId: state.context.requestId, phase },
-          parent,
-          recorder: state.recorder
+          parent
         },
         phase,
         validation

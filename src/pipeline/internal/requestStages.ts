@@ -5,7 +5,7 @@
  * AfterExecution (C11); after it, the raw draft is recorded and
  * AfterSynthesis chains the final response (C12).
  */
-import { Effect, type Fiber, FiberRef, type FiberStatus, Option, type Scope } from "effect"
+import { Effect, FiberRef, Option, type Scope } from "effect"
 import * as ToolRegistry from "../../ai/ToolRegistry.js"
 import { AgentResponse } from "../../domain/AgentResponse.js"
 import type { Checkpoint } from "../../domain/Checkpoint.js"
@@ -14,9 +14,7 @@ import type { JsonObject } from "../../domain/Json.js"
 import type { PipelineContext } from "../../domain/PipelineContext.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import * as HookEffects from "../../runtime/HookEffects.js"
-import { keepLatest } from "../../runtime/internal/liveShapes.js"
 import { spanned } from "../../runtime/internal/spans.js"
-import { withFirst } from "../../runtime/internal/withFirst.js"
 import type { Operations } from "../../runtime/Operations.js"
 import * as RequestScope from "../../runtime/RequestScope.js"
 import type { AfterExecution } from "../AfterExecution.js"
@@ -26,7 +24,7 @@ import type { ExecutionResults } from "../Hook.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
-import { confidenceOf, type RequestState, TRUSTED } from "./requestRecord.js"
+import { alreadyValidated, confidenceOf, type RequestState } from "./requestRecord.js"
 
 /** Where a request stands when synthesis would start. */
 export type PreSynthesis =
@@ -111,40 +109,32 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   // recording off, reporting is disabled — a no-op — once per stage rather
   // than once per invocation).
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.withFiberRuntime(withFirst(hookScopeOn<A, E>, { state, effect }))
-  /** {@link hookScope} on the fiber that runs it (see `withFirst` for why not an arrow). */
-  const hookScopeOn = <A, E>(
-    { effect, state }: { readonly state: RequestState; readonly effect: Effect.Effect<A, E> },
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
-    status: FiberStatus.Running
-  ): Effect.Effect<A, E> => {
-    keepLatest("fiber", fiber)
-    keepLatest("fiberStatus", status)
-    // Already inside this request's scope (the buffered path opens it once
-    // around everything): nothing to set.
-    const previousRequest = fiber.getFiberRef(RequestScope.currentRequest)
-    if (previousRequest?.scope === state.scope) return effect
-    // `Effect.locally` twice, in one region: both values set on entry and
-    // put back on every exit (about a third of the interpreter steps of two
-    // nested `locally`, which each wrap an acquire/use/release).
-    const previousSlot = fiber.getFiberRef(HookEffects.currentInvocation)
-    return Effect.onExit(
-      Effect.zipRight(
-        setScope(
-          {
-            scope: state.scope,
-            requestId: state.context.requestId,
-            recorder: state.recorder,
-            call: state.call,
-            operations
-          },
-          HookEffects.slotFor(recording ? undefined : "disabled")
+    Effect.withFiberRuntime((fiber) => {
+      // Already inside this request's scope (the buffered path opens it once
+      // around everything): nothing to set.
+      const previousRequest = fiber.getFiberRef(RequestScope.currentRequest)
+      if (previousRequest?.scope === state.scope) return effect
+      // `Effect.locally` twice, in one region: both values set on entry and
+      // put back on every exit (about a third of the interpreter steps of two
+      // nested `locally`, which each wrap an acquire/use/release).
+      const previousSlot = fiber.getFiberRef(HookEffects.currentInvocation)
+      return Effect.onExit(
+        Effect.zipRight(
+          setScope(
+            {
+              scope: state.scope,
+              requestId: state.context.requestId,
+              recorder: state.recorder,
+              call: state.call,
+              operations
+            },
+            HookEffects.slotFor(recording ? undefined : "disabled")
+          ),
+          effect
         ),
-        effect
-      ),
-      () => setScope(previousRequest, previousSlot)
-    )
-  }
+        () => setScope(previousRequest, previousSlot)
+      )
+    })
 
   /**
    * {@link hookScope} for a stream: the request's scope is set on the
@@ -163,8 +153,6 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       Effect.locallyScoped(HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
     )
 
-  // The generator bodies below are defined once per pipeline, not per
-  // request: see `makeBegin` in requestRecord.ts.
   const preSynthesisBody = Effect.fnUntraced(function*(
     state: RequestState,
     resume: { readonly checkpoint: Checkpoint } | undefined
@@ -230,7 +218,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
       shortCircuit: record,
       phases: []
-    }, TRUSTED)
+    }, alreadyValidated)
   })
 
   const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
@@ -258,7 +246,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
       rawDraft: draft,
       phases
-    }, TRUSTED)
+    }, alreadyValidated)
   })
   const complete = (
     state: RequestState,

@@ -50,7 +50,7 @@ import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
 import type { ApprovalDecision, ResumeOptions } from "../Approval.js"
-import { owned, recordWriter, type RequestState, TRUSTED } from "./requestRecord.js"
+import { alreadyValidated, owned, recordWriter, type RequestState } from "./requestRecord.js"
 import { echoedDigest, invalidArguments, makeResumeChecks } from "./resumeChecks.js"
 
 /** What resume needs, resolved once when the pipeline is built. */
@@ -219,7 +219,7 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
           payload: { checkpointId, reason: checkpoint.reason, decision },
           startedAt: checkpoint.createdAt
         }),
-        (wait) => operations.run(wait, recorder, Effect.void)
+        (wait) => operations.run(wait, Effect.void)
       )
       const body: Effect.Effect<PipelineResult, PipelineError> = decision === "approve"
         ? waited.pipe(
@@ -228,9 +228,12 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
         )
         : Effect.as(
           waited,
-          new Rejected({ requestId, checkpointId, phase: checkpoint.phase, reason: checkpoint.reason }, TRUSTED)
+          new Rejected(
+            { requestId, checkpointId, phase: checkpoint.phase, reason: checkpoint.reason },
+            alreadyValidated
+          )
         )
-      return yield* owned(state, body, "resume", operations)
+      return yield* owned(state, body, "resume", operations, hookScope)
     })
 
   const resume = (

@@ -11,11 +11,11 @@ import { Effect, Exit, FiberId, Option, Stream } from "effect"
 import type { Inference } from "../../ai/Inference.js"
 import * as Synthesizer from "../../ai/Synthesizer.js"
 import { Completed, type StreamEvent, Suspended, Token } from "../../domain/AgentResponse.js"
+import { chunkUtf8 } from "../../domain/internal/utf8Chunks.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
-import { chunkUtf8 } from "../../domain/Utf8Chunks.js"
 import type { Operations } from "../../runtime/Operations.js"
-import { type Begin, finalize, TRUSTED } from "./requestRecord.js"
+import { alreadyValidated, type Begin, finalize } from "./requestRecord.js"
 import type { PreSynthesis, RequestStages } from "./requestStages.js"
 
 /** What the streaming path needs, resolved once when the pipeline is built. */
@@ -45,14 +45,14 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
             case "ShortCircuit":
               return Stream.concat(
                 Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
-                  Stream.map((text) => new Token({ text }, TRUSTED))
+                  Stream.map((text) => new Token({ text }, alreadyValidated))
                 ),
                 Stream.fromEffect(
                   Effect.map(
                     shortCircuitResponse(state, pre.accepted, pre.enrichments),
                     (response) => {
                       delivered = true
-                      return new Completed({ response }, TRUSTED)
+                      return new Completed({ response }, alreadyValidated)
                     }
                   )
                 )
@@ -61,7 +61,7 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
               suspended = true
               delivered = true
               return Stream.make(
-                new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, TRUSTED)
+                new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, alreadyValidated)
               )
             case "Synthesize": {
               // The full text comes last (after inference transforms): the draft.
@@ -72,8 +72,7 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
                 Synthesizer.stream(inference, {
                   prompt: synthesisPrompt(pre.context, pre.phases),
                   coordinates: { requestId: state.context.requestId },
-                  parent: state.call,
-                  recorder: state.recorder
+                  parent: state.call
                 })
               )).pipe(
                 Stream.filterMap((part) => {
@@ -81,7 +80,7 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
                     draft = part.text
                     return Option.none()
                   }
-                  return Option.some(new Token({ text: part.text }, TRUSTED))
+                  return Option.some(new Token({ text: part.text }, alreadyValidated))
                 }),
                 Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
               )
@@ -89,7 +88,7 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
                 Effect.suspend(() =>
                   Effect.map(complete(state, pre.context, pre.phases, draft), (response) => {
                     delivered = true
-                    return new Completed({ response }, TRUSTED)
+                    return new Completed({ response }, alreadyValidated)
                   })
                 )
               )
@@ -102,7 +101,9 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
         // token (a whole-run wrap that can still retry).
         const body: Stream.Stream<StreamEvent, PipelineError> = state.call === undefined
           ? Stream.unwrapScoped(Effect.map(preSynthesis(state), events))
-          : operations.runStream(state.call, state.recorder, preSynthesis(state), events)
+          : Stream.unwrapScoped(
+            Effect.as(enterHookScope(state), operations.runStream(state.call, preSynthesis(state), events))
+          )
         // Every token delivered is in the record (written with the record's
         // next progress write, and kept if the request never finishes).
         let deliveredText = ""

@@ -17,7 +17,7 @@ import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseLoop } from "./phaseLoop.js"
-import { type Begin, confidenceOf, finalize, TRUSTED } from "./requestRecord.js"
+import { alreadyValidated, type Begin, confidenceOf, finalize } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
 
 /** What workflow mode needs, resolved once when the pipeline is built. */
@@ -28,11 +28,12 @@ export interface WorkflowRequestDeps {
   readonly validationFor: PhaseLoop["validationFor"]
   readonly executePhase: PhaseLoop["executePhase"]
   readonly synthesisPrompt: RequestStages["synthesisPrompt"]
+  readonly hookScope: RequestStages["hookScope"]
 }
 
 /** Builds `executePlanWithSynthesis` over its services. */
 export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
-  const { begin, executePhase, inference, operations, synthesisPrompt, validationFor } = deps
+  const { begin, executePhase, hookScope, inference, operations, synthesisPrompt, validationFor } = deps
 
   const executePlanWithSynthesis = (
     input: PipelineRequest.Input,
@@ -55,8 +56,7 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
         const draft = yield* Synthesizer.synthesize(inference, {
           prompt: synthesisPrompt(state.context, [phase]),
           coordinates: { requestId: state.context.requestId },
-          parent: state.call,
-          recorder: state.recorder
+          parent: state.call
         })
         yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
         return new AgentResponse({
@@ -66,11 +66,11 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
           metadata: { phase_count: 1, step_count: phase.steps.length },
           rawDraft: draft,
           phases: [phase]
-        }, TRUSTED)
+        }, alreadyValidated)
       })
       // The request is one run of the `request` operation here too: its
       // observers and guards apply to workflow calls.
-      return (state.call === undefined ? body : operations.run(state.call, state.recorder, body)).pipe(
+      return hookScope(state, state.call === undefined ? body : operations.run(state.call, body)).pipe(
         Effect.onExit((exit) => finalize(state, exit, false)),
         spanned("pipeline.request", {
           captureStackTrace: false,

@@ -17,15 +17,10 @@
  * interrupted.
  *
  * Fiber-ref changes made by the work (log annotations, for instance) stay
- * in its fiber, as they would in any forked fiber. Services the work needs
- * besides the caller's (`services`) are put in that fiber's context as it
- * starts — no context switch (`Effect.provideService` costs about 25
- * interpreter steps and 9 KB per call).
+ * in its fiber, as they would in any forked fiber.
  */
-import { Context, type Duration, Effect, type Exit, Fiber, Runtime, RuntimeFlags } from "effect"
+import { type Duration, Effect, type Exit, Fiber, Runtime, RuntimeFlags } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
-import type * as FiberStatus from "effect/FiberStatus"
-import { withFirst } from "./withFirst.js"
 
 /**
  * A watch on the work: called on the caller's fiber just before the work
@@ -38,56 +33,36 @@ export type Watch<A, E> = (caller: RuntimeFiber<unknown, unknown>) => (exit: Exi
 /**
  * Runs `self` for at most `timeout`; an overrun interrupts it (without
  * waiting for it to wind down) and fails with `onTimeout()`. `watch`, when
- * given, sees it start and end. `services`, when given, are added to the
- * context `self` runs with (no context switch: `Effect.provideService`
- * costs about 25 interpreter steps and 9 KB per call).
+ * given, sees it start and end.
  */
-export const withDeadline = <A, E, R, E2, S = never>(
+export const withDeadline = <A, E, R, E2>(
   self: Effect.Effect<A, E, R>,
   timeout: Duration.Duration,
   onTimeout: () => E2,
-  watch?: Watch<A, E | E2>,
-  services?: Context.Context<S>
-): Effect.Effect<A, E | E2, Exclude<R, S>> =>
-  Effect.withFiberRuntime<A, E | E2, Exclude<R, S>>(
-    withFirst(startBounded<A, E, R, E2, S>, { self, timeout, onTimeout, watch, services })
-  )
-
-/** What {@link withDeadline} runs, once on the caller's fiber. */
-interface Bounded<A, E, R, E2, S> {
-  readonly self: Effect.Effect<A, E, R>
-  readonly timeout: Duration.Duration
-  readonly onTimeout: () => E2
-  readonly watch: Watch<A, E | E2> | undefined
-  readonly services: Context.Context<S> | undefined
-}
-
-const startBounded = <A, E, R, E2, S>(
-  { onTimeout, self, services, timeout, watch }: Bounded<A, E, R, E2, S>,
-  caller: RuntimeFiber<A, E | E2>,
-  status: FiberStatus.Running
-): Effect.Effect<A, E | E2> => {
-  // The caller's context holds what `self` requires besides `services`
-  // (it is the fiber `self` would otherwise run on); Effect types a
-  // fiber's context as `Context<never>`.
-  const own = caller.currentContext
-  const context = (services === undefined ? own : Context.merge(own, services)) as Context.Context<R>
-  // Interruptible whatever region the caller is in: the deadline must be
-  // able to stop it.
-  const runtimeFlags = RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
-  const runtime = Runtime.make({ context, fiberRefs: caller.getFiberRefs(), runtimeFlags })
-  const onEnd = watch?.(caller)
-  // `runFork` starts the fiber synchronously (it runs until it first yields).
-  const child = Runtime.runFork(runtime, self)
-  const done = child.unsafePoll()
-  if (done !== null) {
-    if (onEnd === undefined) return done
-    const after = onEnd(done)
-    return after === Effect.void ? done : Effect.zipRight(after, done)
-  }
-  const raced = Fiber.join(child).pipe(
-    Effect.timeoutFail({ duration: timeout, onTimeout }),
-    Effect.onExit(() => Fiber.interruptFork(child))
-  )
-  return onEnd === undefined ? raced : Effect.onExit(raced, onEnd)
-}
+  watch?: Watch<A, E | E2>
+): Effect.Effect<A, E | E2, R> =>
+  Effect.withFiberRuntime<A, E | E2, R>((caller, status) => {
+    // The caller's context holds what `self` requires (it is the fiber
+    // `self` would otherwise run on); Effect types a fiber's context as
+    // `Context<never>`. Interruptible whatever region the caller is in: the
+    // deadline must be able to stop it.
+    const runtime = Runtime.make({
+      context: caller.currentContext,
+      fiberRefs: caller.getFiberRefs(),
+      runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
+    }) as Runtime.Runtime<R>
+    const onEnd = watch?.(caller)
+    // `runFork` starts the fiber synchronously (it runs until it first yields).
+    const child = Runtime.runFork(runtime, self)
+    const done = child.unsafePoll()
+    if (done !== null) {
+      if (onEnd === undefined) return done
+      const after = onEnd(done)
+      return after === Effect.void ? done : Effect.zipRight(after, done)
+    }
+    const raced = Fiber.join(child).pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout }),
+      Effect.onExit(() => Fiber.interruptFork(child))
+    )
+    return onEnd === undefined ? raced : Effect.onExit(raced, onEnd)
+  })

@@ -23,18 +23,11 @@ import { allows } from "../Capability.js"
 import { Refusal } from "../OperationHooks.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import type { Participant } from "../Subscription.js"
+import { type Attempt, attempt, limitOf, propagateInterruption, propagatePanic } from "./attempt.js"
 import { Pause, stop } from "./bounded.js"
+import { failureDecision, failureText } from "./failures.js"
 import type { AnyGuard, OperationRunSpec, SpecOf } from "./participants.js"
-import {
-  type Attempt,
-  attempt,
-  failureDecision,
-  failureText,
-  limitOf,
-  openRun,
-  propagateInterruption,
-  propagatePanic
-} from "./run.js"
+import { openRun } from "./run.js"
 import { skipped } from "./skip.js"
 import { clockOf } from "./timing.js"
 

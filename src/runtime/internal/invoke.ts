@@ -12,31 +12,18 @@
  * `background`) is recorded as `backgrounded` at once and completed by a
  * late update when it ends.
  */
-import { Effect, Exit, type Fiber, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import type { HookDecision, HookEffect } from "../../domain/ExecutionRecord.js"
 import { HookFailed, type HookFailureReason } from "../../domain/PipelineError.js"
 import type { Capability } from "../Capability.js"
 import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
 import type { FailurePolicy } from "../Policy.js"
+import { type Attempt, attempt, attemptLean, callPlain, propagateInterruption, propagatePanic } from "./attempt.js"
 import { type Detach, startDetached } from "./detached.js"
-import {
-  type Attempt,
-  attempt,
-  attemptLean,
-  callPlain,
-  failureDecision,
-  failureText,
-  openRun,
-  openRunNow,
-  propagateInterruption,
-  propagatePanic,
-  type Run,
-  type RunSpec,
-  type SpanEvent
-} from "./run.js"
+import { failureDecision, failureText } from "./failures.js"
+import { openRun, openRunNow, type Run, type RunSpec, type SpanEvent } from "./run.js"
 import { collects } from "./spans.js"
 import { clockOf } from "./timing.js"
-import { withFirst } from "./withFirst.js"
 
 /** What the point's validation made of a returned value. */
 export type Verdict<A> =
@@ -126,13 +113,10 @@ export interface Inflight {
 export const guarded = <A, E>(
   body: (inflight: Inflight) => Effect.Effect<A, E>,
   syncOnly = false
-): Effect.Effect<A, E> => syncOnly ? Effect.withFiberRuntime(withFirst(guardedOn<A, E>, body)) : withExitHook(body)
-
-/** A sync-only point, on the fiber that runs it. */
-const guardedOn = <A, E>(
-  body: (inflight: Inflight) => Effect.Effect<A, E>,
-  fiber: Fiber.RuntimeFiber<unknown, unknown>
-): Effect.Effect<A, E> => (collects(fiber) ? withExitHook(body) : body({ current: undefined }))
+): Effect.Effect<A, E> =>
+  syncOnly
+    ? Effect.withFiberRuntime((fiber) => collects(fiber) ? withExitHook(body) : body({ current: undefined }))
+    : withExitHook(body)
 
 const withExitHook = <A, E>(body: (inflight: Inflight) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.suspend(() => {

@@ -5,185 +5,29 @@
  * observes and cannot change the outcome: its failures fail open. A
  * detached observer begins and finishes after the run, in the pool.
  */
-import { Cause, Duration, Effect, Exit, type Fiber } from "effect"
-import type { Call, Operation, Outcome, Result } from "../../domain/Operation.js"
-import { HookDenied } from "../../domain/PipelineError.js"
-import type { Finish } from "../OperationHooks.js"
+import { Cause, Effect, Exit, type Fiber } from "effect"
+import type { Call, Operation, Result } from "../../domain/Operation.js"
 import { isDetached } from "../Policy.js"
-import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
+import type { RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
-import { type Detach, startDetached } from "./detached.js"
+import { type Attempt, attemptLean } from "./attempt.js"
+import type { Detach } from "./detached.js"
 import { completedOperationEntry } from "./fastPath.js"
-import { keepLatest } from "./liveShapes.js"
+import {
+  begin,
+  type Begun,
+  end,
+  errorOf,
+  observeDetached,
+  type Observing,
+  outcomeOf,
+  settleBegin
+} from "./observerRuns.js"
 import { OnFiber } from "./onFiber.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
-import {
-  type Attempt,
-  attempt,
-  attemptLean,
-  failureDecision,
-  failureText,
-  limitOf,
-  openRun,
-  openRunNow,
-  propagateInterruption,
-  propagatePanic,
-  type Run
-} from "./run.js"
+import { openRunNow } from "./run.js"
 import { recordSkipped } from "./skip.js"
 import { elapsedMillis, RunTimer } from "./timing.js"
-
-const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
-  if (Exit.isSuccess(exit)) return "completed"
-  if (Cause.isInterruptedOnly(exit.cause)) return "canceled"
-  const failure = Cause.failureOption(exit.cause)
-  return failure._tag === "Some" && failure.value instanceof HookDenied ? "denied" : "failed"
-}
-
-const errorOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
-  Exit.isSuccess(exit) ? undefined : Cause.squash(exit.cause)
-
-interface Observing {
-  readonly run: Run
-  readonly finish: Finish | undefined
-  readonly spec: OperationRunSpec
-}
-
-/** A `Hook.sync` observer begun on the fast path, with no finish callback: recorded when the run ends. */
-interface Begun {
-  readonly participant: Participant<AnyAround>
-  readonly sequence: number
-  readonly startedAt: number
-  readonly t0: number
-}
-
-/** How an observer's begin ended: observing, or recorded as failed (fail open). */
-const settleBegin = (run: Run, spec: OperationRunSpec, ended: Attempt): Effect.Effect<Observing | undefined> => {
-  switch (ended._tag) {
-    case "Value":
-      if (ended.value === undefined || typeof ended.value === "function") {
-        // A value of function type is the observer's finish callback.
-        const finish = ended.value as Finish | undefined
-        return Effect.succeed({ run, finish, spec })
-      }
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: "an Around observer must return a finish function or nothing",
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.void),
-        undefined
-      )
-    case "WrongShape":
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: "hook handler did not return an Effect",
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.void),
-        undefined
-      )
-    case "TimedOut":
-      return Effect.as(
-        run.finish(
-          { status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") },
-          Exit.void
-        ),
-        undefined
-      )
-    case "Failed":
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: failureText(ended.error),
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.failCause(ended.cause)),
-        undefined
-      )
-    case "Panic":
-      return propagatePanic(run, "fail_open", ended.cause)
-    case "Interrupted":
-      return propagateInterruption(run)
-  }
-}
-
-/** Begins one observer; a failing begin is recorded at once (fail open). */
-const begin = (
-  participant: Participant<AnyAround>,
-  spec: OperationRunSpec,
-  call: Call,
-  handle?: InvocationHandle
-): Effect.Effect<Observing | undefined> =>
-  Effect.flatMap(
-    openRun(spec, undefined, handle),
-    (run) =>
-      Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended) => settleBegin(run, spec, ended))
-  )
-
-/**
- * The bound of a `finish` callback: its run's limit — but when the run was
- * canceled, at most the grace period (a cancellation must be prompt: the
- * observer gets that long to see it).
- */
-const finishLimit = (spec: OperationRunSpec, result: Result): OperationRunSpec => {
-  if (result.outcome !== "canceled") return spec
-  const limit = limitOf(spec)
-  return Duration.lessThanOrEqualTo(limit.timeout, limit.grace)
-    ? spec
-    : { ...spec, limit: { timeout: limit.grace, grace: limit.grace } }
-}
-
-/** Ends one observer with the run's result. */
-const end = (observing: Observing, result: Result): Effect.Effect<void> => {
-  const { finish, run, spec } = observing
-  if (finish === undefined) return run.finish({ status: "completed" }, Exit.void)
-  return Effect.flatMap(attempt(finishLimit(spec, result), run, () => finish(result)), (ended): Effect.Effect<void> => {
-    switch (ended._tag) {
-      case "Value":
-        return run.finish({ status: "completed" }, Exit.void)
-      case "WrongShape":
-        return run.finish({
-          status: "failed",
-          error: "finish did not return an Effect",
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.void)
-      case "TimedOut":
-        return run.finish({
-          status: "timed_out",
-          error: ended.error,
-          decision: failureDecision("fail_open", "timed_out")
-        }, Exit.void)
-      case "Failed":
-        return run.finish({
-          status: "failed",
-          error: failureText(ended.error),
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.failCause(ended.cause))
-      case "Panic":
-        return propagatePanic(run, "fail_open", ended.cause)
-      case "Interrupted":
-        return propagateInterruption(run)
-    }
-  })
-}
-
-/** A detached observer runs after the operation: begin, then finish, in the pool. */
-const observeDetached = (
-  detach: Detach,
-  participant: Participant<AnyAround>,
-  spec: OperationRunSpec,
-  call: Call,
-  result: Result
-): Effect.Effect<void> =>
-  // The run completes the entry recorded as backgrounded, through the same handle.
-  startDetached(spec, detach, "observer", (handle, opened) =>
-    Effect.flatMap(begin(participant, spec, call, handle), (begun) => {
-      if (begun === undefined) {
-        return Effect.void
-      }
-      opened(begun.run)
-      return end(begun, result)
-    }))
 
 /**
  * Builds, once, the function that begins the observers of a run and returns
@@ -218,14 +62,10 @@ export const makeObserveRun = (
 <A, E>(call: Call, recorder: RequestRecorder, body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.withFiberRuntime((fiber) => {
     const observing = new Observation(participants.around(call.operation), detach, specOf, call, recorder, fiber)
-    return Effect.onExit(Effect.zipRight(observing.begins(0), body), observing.endsBound)
+    return Effect.onExit(Effect.zipRight(observing.begins(0), body), (exit) => observing.endsNow(exit))
   })
 
-/**
- * The observers of one run. Its steps are methods (one function each for the
- * process's life), not closures made per run: a closure made per call loses
- * its optimized code whenever a full GC finds none alive.
- */
+/** The observers of one run, on the fiber that runs it. */
 class Observation extends OnFiber {
   readonly open: Array<Observing | Begun> = []
   readonly later: Array<readonly [Participant<AnyAround>, OperationRunSpec]> = []
@@ -239,7 +79,6 @@ class Observation extends OnFiber {
     fiber: Fiber.RuntimeFiber<unknown, unknown>
   ) {
     super(recorder, fiber)
-    keepLatest("observation", this)
   }
 
   observed(i: number, observing: Observing | undefined): void {
@@ -305,7 +144,6 @@ class Observation extends OnFiber {
         // With recording off there is nothing to record at the end.
         if (recording) {
           const begun: Begun = { participant, sequence: i, startedAt, t0 }
-          keepLatest("begunObserver", begun)
           this.open.push(begun)
         }
         continue
@@ -323,11 +161,6 @@ class Observation extends OnFiber {
   /** Ends the begun observers with the run's exit. */
   ends(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
     return Effect.suspend(() => this.endsNow(exit))
-  }
-
-  /** {@link endsNow} as a function of the exit (an exit region's finalizer). */
-  get endsBound(): (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void> {
-    return this.endsNow.bind(this)
   }
 
   endsNow(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {

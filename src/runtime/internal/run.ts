@@ -1,37 +1,21 @@
 /**
- * The building blocks of one hook run, shared by the stages and the
- * operations engine (seed 000 §9, seed 001): open the span
- * `pipeline.hook.<point>.<name>` and the record handle, call the handler
- * with the effect reporter in scope under the execution policy's deadline,
- * and record how the run ended (status, outcome, sequence, phase, operation,
- * timing, exact failure text, decision, effects, contribution hash) — or
- * that it did not happen (`skipped`).
- *
- * Defects (a die or a synchronous throw) are panics: recorded as
- * `propagate_panic`, then re-raised unchanged. A handler's self-interruption
- * is recorded and propagates.
- *
- * Every run is bounded (`bounded.ts`): its timeout (the hook's own, or the
- * runtime's default) ends it as `timed_out`; a run that ignored its
- * interruption for the grace period is recorded `abandoned`.
+ * The record side of one hook run, shared by the stages and the operations
+ * engine (seed 000 §9, seed 001): open the span
+ * `pipeline.hook.<point>.<name>` and the record handle, and record how the
+ * run ended (status, outcome, sequence, phase, operation, timing, exact
+ * failure text, decision, effects, contribution hash) — or that it did not
+ * happen (`skipped`). Calling the handler, bounded by its limit, is
+ * `attempt.ts`; the text of a failure is `failures.ts`.
  */
-import { Cause, Clock, Duration, Effect, Exit, FiberId, Option, type Tracer } from "effect"
-import type {
-  DecisionPolicy,
-  HookDecision,
-  HookEffect,
-  HookInvocation,
-  HookRunStatus
-} from "../../domain/ExecutionRecord.js"
+import { Clock, Effect, Exit, type Tracer } from "effect"
+import type { HookDecision, HookEffect, HookInvocation, HookRunStatus } from "../../domain/ExecutionRecord.js"
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
-import type { InvocationSlot } from "../HookEffects.js"
 import { type HookRunLabels, unsafeRecordHookRun } from "../PipelineMetrics.js"
 import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { InvocationHandle, RequestRecorder } from "../RequestRecorder.js"
-import { defaultLimit, type Ending as Bounded, type Pause, runBounded, type RunLimit } from "./bounded.js"
+import type { RunLimit } from "./bounded.js"
 import { contributionHash } from "./hash.js"
-import { keepLatest } from "./liveShapes.js"
 import { collects } from "./spans.js"
 import { clockOf, elapsedMillis } from "./timing.js"
 
@@ -64,70 +48,6 @@ export interface RunSpec {
   /** How long the run may take, and its grace period (omitted: the runtime's defaults). */
   readonly limit?: RunLimit | undefined
 }
-
-/** How much of a failure's text a record keeps. */
-const FAILURE_TEXT_CHARS = 4_000
-
-/** Members whose values are credentials: never written into a record (a header object, a client's options). */
-const CREDENTIAL = /authorization|api[-_]?key|token|secret|password|passwd|cookie|credential/i
-
-/** A failure value as JSON text: credentials left out, BigInts as digits, cut at the record's bound. */
-const jsonText = (error: object): string =>
-  JSON.stringify(
-    error,
-    (key, value: unknown) => CREDENTIAL.test(key) ? "<redacted>" : typeof value === "bigint" ? value.toString() : value
-  )
-
-/**
- * The exact text of a failure value (its message, or its JSON text), cut at
- * 4,000 characters. A hostile value — a getter or Proxy that throws, an
- * object without a prototype, a cycle — gets a description, never a crash;
- * members named like credentials (`authorization`, `apiKey`, `token`…) are
- * left out of JSON text.
- */
-export const failureText = (error: unknown): string => {
-  let text: string
-  try {
-    text = failureTextOf(error)
-  } catch {
-    text = `a failure value that cannot be read (${typeof error})`
-  }
-  return text.length <= FAILURE_TEXT_CHARS
-    ? text
-    : `${text.slice(0, FAILURE_TEXT_CHARS)}… (${text.length - FAILURE_TEXT_CHARS} more characters)`
-}
-
-const failureTextOf = (error: unknown): string => {
-  if (typeof error === "string") return error
-  if (typeof error === "object" && error !== null) {
-    const message = (error as { readonly message?: unknown }).message
-    const tag = (error as { readonly _tag?: unknown })._tag
-    if (typeof message === "string" && message.length > 0) {
-      return typeof tag === "string" && !message.startsWith(tag) ? `${tag}: ${message}` : message
-    }
-    if (typeof tag === "string") return tag
-    try {
-      return jsonText(error) ?? Object.prototype.toString.call(error)
-    } catch {
-      return Object.prototype.toString.call(error)
-    }
-  }
-  return String(error)
-}
-
-/** The text of a panic's cause. */
-export const panicText = (cause: Cause.Cause<unknown>): string => {
-  const defect = Cause.dieOption(cause)
-  return Option.isSome(defect) ? `panic: ${failureText(defect.value)}` : `panic: ${Cause.pretty(cause)}`
-}
-
-const WRONG_SHAPE = Symbol("wrongShape")
-
-/** The decision recorded when a hook fails (or overruns) under `policy`. */
-export const failureDecision = (policy: DecisionPolicy, reason: "hook_error" | "timed_out"): HookDecision =>
-  policy === "fail_open"
-    ? { policy, action: "continue", reason }
-    : { policy, action: "terminate", reason }
 
 const outcomeOf = (status: HookRunStatus): HookInvocation["outcome"] => {
   switch (status) {
@@ -294,7 +214,6 @@ const makeRun = (
   given: InvocationHandle | undefined
 ): Run => {
   const run = new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation())
-  keepLatest("hookRun", run)
   return run
 }
 
@@ -306,18 +225,6 @@ export const openRunNow = (
   spec: RunSpecOf,
   clock: Clock.Clock
 ): Run => makeRun(spec, clock, undefined, undefined)
-
-/**
- * Calls a `Hook.sync` handler's plain function: its value, or the panic its
- * exception is (as `Effect.sync` would make it).
- */
-export const callPlain = (call: () => unknown): Attempt => {
-  try {
-    return { _tag: "Value", value: call() }
-  } catch (defect) {
-    return { _tag: "Panic", cause: Cause.die(defect) }
-  }
-}
 
 /**
  * Opens a run: a record handle and, when spans are collected, a span (under
@@ -342,135 +249,3 @@ export const openRun = (
       (span) => makeRun(spec, clock, span, given)
     )
   })
-
-/**
- * How a handler call ended, before any recording. A panic is returned (not
- * raised) so the caller records it first; an interruption propagates.
- */
-export type Attempt =
-  | { readonly _tag: "Value"; readonly value: unknown }
-  | { readonly _tag: "WrongShape" }
-  | { readonly _tag: "TimedOut"; readonly error: string; readonly abandoned: boolean }
-  | { readonly _tag: "Failed"; readonly error: unknown; readonly cause: Cause.Cause<unknown> }
-  | { readonly _tag: "Panic"; readonly cause: Cause.Cause<unknown> }
-  /** The handler interrupted itself (an outside interruption does not come back here). */
-  | { readonly _tag: "Interrupted" }
-
-const WRONG_SHAPE_ATTEMPT: Attempt = { _tag: "WrongShape" }
-const INTERRUPTED_ATTEMPT: Attempt = { _tag: "Interrupted" }
-
-/** The bounds of a run of `spec`. */
-export const limitOf = (spec: Pick<RunSpec, "execution" | "limit">): RunLimit => {
-  const limit = spec.limit ?? defaultLimit
-  return spec.execution._tag === "Deadline" && spec.limit === undefined
-    ? { timeout: spec.execution.timeout, grace: limit.grace }
-    : limit
-}
-
-/** The text of a timed-out run. */
-const timedOutText = (limit: RunLimit): string => `timed out after ${Duration.format(limit.timeout)}`
-
-/** How a run that has ended ended (its handler's effect was already an exit, or its fiber ended). */
-const attemptOf = (exit: Exit.Exit<unknown, unknown>): Attempt =>
-  Exit.isSuccess(exit)
-    ? exit.value === WRONG_SHAPE ? WRONG_SHAPE_ATTEMPT : { _tag: "Value", value: exit.value }
-    : failedAttempt(exit.cause)
-
-/** How a bounded run of `run` ended (an abandoned run is marked so: its record entry says it). */
-const attemptOfEnding = (run: Run, limit: RunLimit, ended: Bounded<unknown, unknown>): Attempt => {
-  if (ended._tag === "Done") return attemptOf(ended.exit)
-  if (ended.abandoned) run.abandoned = true
-  return { _tag: "TimedOut", error: timedOutText(limit), abandoned: ended.abandoned }
-}
-
-/**
- * Calls a handler as a run of `spec`: inside the run's span, with the
- * effect reporter pointed at the run (unless recording is off), bounded by
- * the run's limit on a fiber of its own (`bounded.ts`). Never fails: the
- * caller decides what each ending means. `pause`, for a guard, stops its
- * deadline while the operation runs inside it.
- */
-export const attempt = (
-  spec: Pick<RunSpec, "execution" | "recorder" | "limit">,
-  run: Run,
-  call: () => unknown,
-  pause?: Pause | undefined
-): Effect.Effect<Attempt> => {
-  const limit = limitOf(spec)
-  const handler = Effect.suspend(() => {
-    const returned = call()
-    // Handlers' requirements were provided at registration (PipelineHooks.layer).
-    return Effect.isEffect(returned) ? (returned as Effect.Effect<unknown, unknown>) : Effect.succeed(WRONG_SHAPE)
-  })
-  const spanned = run.span === undefined ? handler : Effect.withParentSpan(handler, run.span)
-  // With recording off the request already runs with reporting disabled.
-  const report = spec.recorder.enabled ? run.handle : null
-  return Effect.map(
-    runBounded(spanned, limit, report, () => void (run.abandoned = true), pause),
-    (ended) => attemptOfEnding(run, limit, ended)
-  )
-}
-
-/**
- * Runs a blocking Effect handler on the lean path (no span is collected):
- * calls it now; a handler whose effect is already an exit (`Effect.succeed`,
- * `Effect.fail`) has ended — nothing to run or bound; any other runs bounded
- * on a fiber of its own (reporting into `run` when recording: `slot` is the
- * caller's). Hands how it ended to `ended`.
- */
-export const attemptLean = <B, E>(
-  spec: Pick<RunSpec, "execution" | "limit">,
-  run: Run,
-  slot: InvocationSlot | undefined,
-  call: () => unknown,
-  ended: (attempt: Attempt) => Effect.Effect<B, E>
-): Effect.Effect<B, E> => {
-  let returned: unknown
-  try {
-    returned = call()
-  } catch (defect) {
-    return ended({ _tag: "Panic", cause: Cause.die(defect) })
-  }
-  if (!Effect.isEffect(returned)) return ended(WRONG_SHAPE_ATTEMPT)
-  // Handlers' requirements were provided at registration (PipelineHooks.layer).
-  const effect = returned as Effect.Effect<unknown, unknown>
-  if (Exit.isExit(effect)) return ended(attemptOf(effect))
-  const limit = limitOf(spec)
-  return Effect.flatMap(
-    runBounded(effect, limit, slot === undefined ? null : run.handle, () => void (run.abandoned = true)),
-    (bounded) => ended(attemptOfEnding(run, limit, bounded))
-  )
-}
-
-/** How a handler that failed with `cause` ended: its self-interruption, its typed failure, or a panic. */
-const failedAttempt = (cause: Cause.Cause<unknown>): Attempt => {
-  if (Cause.isInterruptedOnly(cause)) return INTERRUPTED_ATTEMPT
-  const failure = Cause.failureOption(cause)
-  // The handler's own error value: Effect may have wrapped it to carry the span.
-  return Option.isSome(failure) && !Cause.isDie(cause)
-    ? { _tag: "Failed", error: Cause.originalError(failure.value), cause }
-    : { _tag: "Panic", cause }
-}
-
-/** Records a panic, then re-raises it as the defect it is (C13). */
-export const propagatePanic = (run: Run, failure: FailurePolicy, cause: Cause.Cause<unknown>): Effect.Effect<never> =>
-  Effect.zipRight(
-    run.finish(
-      {
-        status: "failed",
-        error: panicText(cause),
-        decision: { policy: failure, action: "propagate_panic", reason: "panic" }
-      },
-      Exit.failCause(cause)
-    ),
-    // The original cause, unchanged; a typed failure mixed into it becomes a
-    // defect too, so the panic stays out of the typed error channel.
-    Effect.catchAll(Effect.failCause(cause), (mixed) => Effect.die(mixed))
-  )
-
-/** Records a handler's self-interruption, then interrupts. */
-export const propagateInterruption = (run: Run): Effect.Effect<never> =>
-  Effect.zipRight(
-    run.finish({ status: "failed", error: "interrupted" }, Exit.interrupt(FiberId.none)),
-    Effect.interrupt
-  )

@@ -12,7 +12,6 @@
  */
 import { Context, Effect, FiberRef, Option, type Tracer } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
-import { withFirst } from "./withFirst.js"
 
 let builtIn: Tracer.Tracer | undefined
 
@@ -31,17 +30,8 @@ export const withSpan = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   name: string,
   options?: Tracer.SpanOptions
-): Effect.Effect<A, E, R> => Effect.withFiberRuntime(withFirst(spanOn<A, E, R>, { effect, name, options }))
-
-/** {@link withSpan}, on the fiber that runs it (see `withFirst` for why not an arrow). */
-const spanOn = <A, E, R>(
-  span: {
-    readonly effect: Effect.Effect<A, E, R>
-    readonly name: string
-    readonly options: Tracer.SpanOptions | undefined
-  },
-  fiber: RuntimeFiber<unknown, unknown>
-): Effect.Effect<A, E, R> => collects(fiber) ? Effect.withSpan(span.effect, span.name, span.options) : span.effect
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => collects(fiber) ? Effect.withSpan(effect, name, options) : effect)
 
 /**
  * A span-returning scope for code that needs the span object (a provider's
@@ -52,20 +42,12 @@ export const useSpan = <A, E, R>(
   name: string,
   options: Tracer.SpanOptions,
   f: (span: Tracer.Span) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => Effect.withFiberRuntime(withFirst(useSpanOn<A, E, R>, { name, options, f }))
-
-/** {@link useSpan}, on the fiber that runs it. */
-const useSpanOn = <A, E, R>(
-  use: {
-    readonly name: string
-    readonly options: Tracer.SpanOptions
-    readonly f: (span: Tracer.Span) => Effect.Effect<A, E, R>
-  },
-  fiber: RuntimeFiber<unknown, unknown>
 ): Effect.Effect<A, E, R> =>
-  collects(fiber)
-    ? Effect.useSpan(use.name, use.options, (span) => Effect.withParentSpan(use.f(span), span))
-    : use.f(inertSpan)
+  Effect.withFiberRuntime((fiber) =>
+    collects(fiber)
+      ? Effect.useSpan(name, options, (span) => Effect.withParentSpan(f(span), span))
+      : f(inertSpan)
+  )
 
 /** A span that records nothing (its methods do nothing). */
 export const inertSpan: Tracer.Span = {

@@ -9,153 +9,21 @@
 import { Cause, Effect, Exit, type Fiber } from "effect"
 import type { HookDecision } from "../../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../../domain/HookPoint.js"
-import * as Json from "../../domain/Json.js"
 import type { Call } from "../../domain/Operation.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
-import { allows, rewriteCapability } from "../Capability.js"
 import type { TransformValues } from "../OperationHooks.js"
 import type { RequestRecorder } from "../RequestRecorder.js"
 import { type Participant, skipReason } from "../Subscription.js"
+import { type Attempt, attempt, attemptLean, propagateInterruption, propagatePanic } from "./attempt.js"
+import { failureText } from "./failures.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
-import { keepLatest } from "./liveShapes.js"
 import { OnFiber } from "./onFiber.js"
 import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
-import {
-  type Attempt,
-  attempt,
-  attemptLean,
-  failureText,
-  openRun,
-  openRunNow,
-  propagateInterruption,
-  propagatePanic,
-  type Run
-} from "./run.js"
+import { openRun, openRunNow, type Run } from "./run.js"
 import { skipped } from "./skip.js"
 import { RunTimer } from "./timing.js"
-import { withFirst } from "./withFirst.js"
-
-/** Does a transform's value have the point's shape? */
-const validValue = (point: TransformPoint, value: unknown): string | undefined => {
-  switch (point) {
-    case "before_inference":
-    case "after_inference":
-    case "before_retrieval":
-    case "before_memory_load":
-    case "after_memory_store":
-      return typeof value === "string" ? undefined : `${point} must return a string`
-    case "before_tool":
-      return typeof value === "object" && value !== null && !Array.isArray(value) && Json.isJson(value)
-        ? undefined
-        : "before_tool must return a JSON object of arguments"
-    case "after_tool":
-      return typeof value === "object" && value !== null &&
-          (("output" in value && Json.isJson(value.output)) || ("error" in value && typeof value.error === "string"))
-        ? undefined
-        : "after_tool must return { output } (JSON) or { error } (a string)"
-    case "after_retrieval":
-      return Array.isArray(value) &&
-          value.every((d) =>
-            typeof d === "object" && d !== null && typeof d.id === "string" && typeof d.content === "string"
-          )
-        ? undefined
-        : "after_retrieval must return documents ({ id, content })"
-    case "after_memory_load":
-      return Array.isArray(value) &&
-          value.every((r) => typeof r === "object" && r !== null && typeof r.content === "string")
-        ? undefined
-        : "after_memory_load must return memory records ({ content })"
-    case "before_memory_store":
-      return typeof value === "object" && value !== null && typeof (value as { content?: unknown }).content === "string"
-        ? undefined
-        : "before_memory_store must return a memory record ({ content })"
-  }
-}
-
-/**
- * Where a value of the right shape is not JSON data (a BigInt, a cycle, a
- * class instance, a non-finite number…): the value the operation would
- * carry on with must be plain data, or nothing downstream can record it.
- */
-const notJson = (point: TransformPoint, value: unknown): string | undefined => {
-  const found = Json.findNotJson(
-    point === "after_tool" ? (value as { readonly output?: unknown }).output ?? null : value
-  )
-  if (found === undefined) return undefined
-  const at = found.path.length === 0 ? "" : ` at ${found.path.join(".")}`
-  return `${point} returned a value that is not JSON${at}: ${found.reason}`
-}
-
-/** Whether `value` has the shape of a point whose value carries JSON data (tool arguments, a tool's output). */
-const carriesJson = (point: TransformPoint, value: unknown): boolean =>
-  typeof value === "object" && value !== null && !Array.isArray(value) &&
-  (point === "before_tool" || (point === "after_tool" && "output" in value))
-
-const sameValue = (a: unknown, b: unknown): boolean =>
-  a === b || (Json.isJson(a) && Json.isJson(b) && Json.equals(a, b))
-
-/** What a transform's returned value means at its point. */
-type Judged<V> =
-  | { readonly _tag: "Next"; readonly value: V; readonly changed: boolean }
-  | {
-    readonly _tag: "Refused"
-    readonly error: string
-    readonly why: HookFailed["reason"]
-    readonly reason: HookDecision["reason"]
-  }
-
-/**
- * Judges a transform's value; a hostile value (a throwing getter, a Proxy
- * whose traps throw) is refused like any invalid one, never a crash.
- */
-const judge = <P extends TransformPoint>(
-  point: P,
-  participant: Participant<AnyTransform>,
-  input: TransformValues[P],
-  value: unknown
-): Judged<TransformValues[P]> => {
-  try {
-    return judgeValue(point, participant, input, value)
-  } catch (error) {
-    return {
-      _tag: "Refused",
-      error: `${point} returned a value that cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-      why: "invalid_result",
-      reason: "invalid_result"
-    }
-  }
-}
-
-const judgeValue = <P extends TransformPoint>(
-  point: P,
-  participant: Participant<AnyTransform>,
-  input: TransformValues[P],
-  value: unknown
-): Judged<TransformValues[P]> => {
-  const invalid = validValue(point, value)
-  if (invalid !== undefined) {
-    // Tool arguments or output of the right shape holding something that is
-    // not data (a BigInt, a cycle…): refused as an invalid result.
-    const hostile = carriesJson(point, value) ? notJson(point, value) : undefined
-    return hostile !== undefined
-      ? { _tag: "Refused", error: hostile, why: "invalid_result", reason: "invalid_result" }
-      : { _tag: "Refused", error: invalid, why: "wrong_shape", reason: "hook_error" }
-  }
-  // validValue checked the point's shape.
-  const next = value as TransformValues[P]
-  const changed = !sameValue(next, input)
-  const capability = rewriteCapability[point]
-  if (changed && capability !== undefined && !allows(participant.grant, capability)) {
-    return {
-      _tag: "Refused",
-      error: `undeclared contribution: rewrote ${point} without the "${capability}" capability`,
-      why: "undeclared_contribution",
-      reason: "undeclared_contribution"
-    }
-  }
-  return { _tag: "Next", value: next, changed }
-}
+import { judge, validValue } from "./transformValues.js"
 
 /**
  * Builds, once, the function that chains a point's transforms over a value
@@ -178,29 +46,12 @@ export const makeTransform = (
 ): Effect.Effect<TransformValues[P], HookFailed> => {
   const chain = participants.transform(point)
   if (chain.length === 0) return Effect.succeed(value)
-  return Effect.withFiberRuntime(withFirst(startChain<P>, { point, chain, specOf, call, value, recorder }))
+  return Effect.withFiberRuntime((fiber) =>
+    new TransformChain(point, chain, specOf, call, value, recorder, fiber).loop(0)
+  )
 }
 
-/** Runs a chain on the fiber that runs it. */
-const startChain = <P extends TransformPoint>(
-  args: {
-    readonly point: P
-    readonly chain: ReadonlyArray<Participant<AnyTransform>>
-    readonly specOf: SpecOf
-    readonly call: Call
-    readonly value: TransformValues[P]
-    readonly recorder: RequestRecorder
-  },
-  fiber: Fiber.RuntimeFiber<unknown, unknown>
-): Effect.Effect<TransformValues[P], HookFailed> =>
-  new TransformChain(args.point, args.chain, args.specOf, args.call, args.value, args.recorder, fiber).loop(0)
-
-/**
- * One chaining of a point's transforms over a value. Its steps are methods
- * (one function each for the process's life), not closures made per chain:
- * a closure made per call loses its optimized code whenever a full GC finds
- * none alive, and this is the hottest code of a request with many hooks.
- */
+/** One chaining of a point's transforms over a value, on the fiber that runs it. */
 class TransformChain<P extends TransformPoint> extends OnFiber {
   current: TransformValues[P]
   // Whether the chain's first value has the point's shape (values a hook
@@ -218,7 +69,6 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
   ) {
     super(recorder, fiber)
     this.current = value
-    keepLatest("transformChain", this)
   }
 
   inputValid(): boolean {

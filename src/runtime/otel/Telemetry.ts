@@ -37,6 +37,7 @@ import { Config, ConfigError, type Duration, Effect, Either, Layer, Option, Reda
  * The `service.name` when `OTEL_SERVICE_NAME` is unset.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultServiceName = "effect-agent-pipeline"
 
@@ -44,6 +45,7 @@ export const defaultServiceName = "effect-agent-pipeline"
  * Where and how to export.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ExportOptions {
   /** The collector's base URL (`http://localhost:4318`); the signal paths are appended. */
@@ -83,6 +85,7 @@ const signalUrl = (base: string, path: "/v1/traces" | "/v1/metrics"): string => 
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: ExportOptions): Layer.Layer<never> => {
   const resource = { serviceName: options.serviceName ?? defaultServiceName }
@@ -156,6 +159,7 @@ const parseHeaders = (text: string): Either.Either<Record<string, Redacted.Redac
  * ```
  *
  * @since 0.1.0
+ * @category config
  */
 export const settings: Config.Config<Option.Option<ExportOptions>> = Config.all({
   endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
@@ -197,6 +201,7 @@ export const settings: Config.Config<Option.Option<ExportOptions>> = Config.all(
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.map(settings, Option.match({ onNone: () => Layer.empty, onSome: layer }))

@@ -11,7 +11,7 @@
  * stack, so a hostile record costs time in proportion to its size, never a
  * crash.
  */
-import { byteLength } from "../../domain/Utf8Chunks.js"
+import { byteLength } from "../../domain/internal/utf8Chunks.js"
 
 /** Whether `JSON.stringify` leaves a property with this value out. */
 const omitted = (value: unknown): boolean =>

@@ -23,7 +23,7 @@ import {
   ActivityStore,
   ActivityStoreError,
   make as makeFront
-} from "../ActivityStore.js"
+} from "../contract/ActivityStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 
 /**
@@ -32,6 +32,7 @@ import { errorDetail } from "../internal/errorDetail.js"
  * signal (`gcMargin`) and any further ioredis options.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RedisActivityOptions {
   readonly url: Redacted.Redacted | string
@@ -40,12 +41,17 @@ export interface RedisActivityOptions {
   readonly redis?: IoRedisOptions | undefined
 }
 
-/** The default key prefix. */
+/**
+ * The default key prefix.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultKeyPrefix = "eap:activity:"
 
 // KEYS[1] signal key, KEYS[2] domain key; ARGV: body, expiresAt, signalId,
 // gc millis, now, domain key prefix, domain.
-const PUT = `
+const putScript = `
 local old = redis.call('GET', KEYS[1])
 if old then
   local ok, decoded = pcall(cjson.decode, old)
@@ -60,7 +66,7 @@ if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KE
 return 1`
 
 // KEYS[1] signal key; ARGV: expiresAt, now, gc millis, domain key prefix, signalId.
-const EXTEND = `
+const extendScript = `
 local body = redis.call('GET', KEYS[1])
 if not body then return 0 end
 local ok, decoded = pcall(cjson.decode, body)
@@ -74,7 +80,7 @@ if redis.call('PTTL', dkey) < tonumber(ARGV[3]) then redis.call('PEXPIRE', dkey,
 return 1`
 
 // KEYS[1] signal key; ARGV: domain key prefix, signalId.
-const DELETE = `
+const deleteScript = `
 local body = redis.call('GET', KEYS[1])
 if not body then return 0 end
 local ok, decoded = pcall(cjson.decode, body)
@@ -83,7 +89,7 @@ redis.call('DEL', KEYS[1])
 return 1`
 
 // KEYS[1] domain key; ARGV: now, signal key prefix. Returns body, score pairs.
-const LIST = `
+const listScript = `
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES')
 local out = {}
 for i = 1, #ids, 2 do
@@ -107,7 +113,23 @@ const validPrefix = (prefix: string) => prefix.length > 0 && !/[\s{}]/.test(pref
  * closes. Fails with an `ActivityStoreError` (`operation: "open"`) when the
  * server does not answer a `PING`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ActivityStore } from "effect-agent-pipeline"
+ * import * as ActivityStoreRedis from "effect-agent-pipeline/redis"
+ *
+ * const store = ActivityStore.make.pipe(
+ *   Effect.provideServiceEffect(
+ *     ActivityStore.ActivitySignalStore,
+ *     ActivityStoreRedis.makeStore({ url: "redis://127.0.0.1:6379" })
+ *   ),
+ *   Effect.scoped
+ * )
+ * ```
+ *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeStore = (
   options: RedisActivityOptions
@@ -148,7 +170,7 @@ export const makeStore = (
     return ActivitySignalStore.of({
       put: (signal, now) => {
         const { expiresAt, ...body } = signal
-        return call("announce", PUT, [signalKey(signal.signalId), domainPrefix + signal.domain], [
+        return call("announce", putScript, [signalKey(signal.signalId), domainPrefix + signal.domain], [
           encodeBody(body),
           String(expiresAt),
           signal.signalId,
@@ -159,7 +181,7 @@ export const makeStore = (
         ]).pipe(Effect.asVoid)
       },
       extend: (signalId, expiresAt, now) =>
-        call("renew", EXTEND, [signalKey(signalId)], [
+        call("renew", extendScript, [signalKey(signalId)], [
           String(expiresAt),
           String(now),
           gcMillis(expiresAt, now),
@@ -167,11 +189,11 @@ export const makeStore = (
           signalId
         ]).pipe(Effect.map((reply) => reply === 1)),
       delete: (signalId) =>
-        call("remove", DELETE, [signalKey(signalId)], [domainPrefix, signalId]).pipe(
+        call("remove", deleteScript, [signalKey(signalId)], [domainPrefix, signalId]).pipe(
           Effect.map((reply) => reply === 1)
         ),
       list: (domain, now) =>
-        call("listActive", LIST, [domainPrefix + domain], [String(now), `${prefix}signal:`]).pipe(
+        call("listActive", listScript, [domainPrefix + domain], [String(now), `${prefix}signal:`]).pipe(
           Effect.flatMap((reply) => {
             if (!Array.isArray(reply)) {
               return Effect.fail(new ActivityStoreError({ operation: "listActive", detail: "unexpected reply" }))
@@ -189,9 +211,21 @@ export const makeStore = (
   })
 
 /**
- * The signal backend alone.
+ * The signal backend alone, for `ActivityStore.layer`.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ActivityStore } from "effect-agent-pipeline"
+ * import * as ActivityStoreRedis from "effect-agent-pipeline/redis"
+ *
+ * const ActivityLive = ActivityStore.layer.pipe(
+ *   Layer.provide(ActivityStoreRedis.layerStore({ url: "redis://127.0.0.1:6379" }))
+ * )
+ * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerStore = (options: RedisActivityOptions): Layer.Layer<ActivitySignalStore, ActivityStoreError> =>
   Layer.scoped(ActivitySignalStore, makeStore(options))
@@ -207,6 +241,7 @@ export const layerStore = (options: RedisActivityOptions): Layer.Layer<ActivityS
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: RedisActivityOptions): Layer.Layer<ActivityStore, ActivityStoreError> =>
   Layer.effect(ActivityStore, makeFront).pipe(Layer.provide(layerStore(options)))

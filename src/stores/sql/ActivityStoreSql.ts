@@ -4,12 +4,14 @@
  * column compared with the time the front service passes in, so the
  * database's own clock never decides liveness. A domain's expired rows are
  * deleted as new signals are announced in it.
+ *
+ * @since 0.1.0
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import { Json } from "../../domain/Json.js"
-import { type ActivitySignal, ActivitySignalStore, ActivityStoreError } from "../ActivityStore.js"
+import { type ActivitySignal, ActivitySignalStore, ActivityStoreError } from "../contract/ActivityStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import type { Tables } from "./migrations.js"
 
@@ -46,7 +48,12 @@ const fromRow = (row: SignalRow): ActivitySignal | undefined => {
 }
 
 /**
- * The backend over the current `SqlClient`, on the table the migrations made.
+ * Builds the backend over the current `SqlClient`, on the table the
+ * migrations made (`SqlStores.layerActivitySignalStore` migrates first,
+ * then calls it).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   tables: Pick<Tables, "activitySignals">

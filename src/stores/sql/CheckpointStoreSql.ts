@@ -6,13 +6,15 @@
  * A stored body that does not decode is never handed out and never left
  * claimed: `get` and `claim` fail with `CheckpointDecodeError` (a claim
  * that took is released first); the row stays, for forensics.
+ *
+ * @since 0.1.0
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, Option, ParseResult, Schema } from "effect"
 import { Checkpoint } from "../../domain/Checkpoint.js"
-import { CheckpointDecodeError, CheckpointStore, type Claim, ClaimResult } from "../CheckpointStore.js"
-import { ExecutionStoreError } from "../ExecutionStore.js"
+import { CheckpointDecodeError, CheckpointStore, type Claim, ClaimResult } from "../contract/CheckpointStore.js"
+import { ExecutionStoreError } from "../contract/ExecutionStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import type { Tables } from "./migrations.js"
 
@@ -58,7 +60,11 @@ const decodeBody = (checkpointId: string, row: Row) => {
 }
 
 /**
- * The store over the current `SqlClient`, on tables the migrations made.
+ * Builds the store over the current `SqlClient`, on tables the migrations
+ * made (`SqlStores.layerCheckpointStore` migrates first, then calls it).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (tables: Tables): Effect.Effect<CheckpointStore.Service, never, SqlClient> =>
   Effect.gen(function*() {

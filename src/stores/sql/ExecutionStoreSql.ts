@@ -6,12 +6,15 @@
  * (`INSERT … ON CONFLICT … DO UPDATE … WHERE revision < excluded.revision`),
  * so writers in different processes can never regress a record (C15).
  * A row that does not decode fails only its own read.
+ *
+ * @since 0.1.0
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Clock, Duration, Effect, Either, Option, ParseResult, Schema } from "effect"
-import { CURRENT_SCHEMA_VERSION, encodeDirect, ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import { Clock, Duration, Effect, Either, Option } from "effect"
+import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import { encodeDirect } from "../../domain/internal/recordEncode.js"
 import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
 import {
   type CreateResult,
@@ -21,12 +24,12 @@ import {
   ExecutionStoreError,
   expiresAt,
   maxPageSize,
-  RecordDecodeError,
+  type RecordDecodeError,
   type RecordPage,
   type RetentionSettings,
   type SaveResult,
   type UpdateResult
-} from "../ExecutionStore.js"
+} from "../contract/ExecutionStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import {
   abandoned,
@@ -38,55 +41,28 @@ import {
   pageSize,
   startedAtOf
 } from "../internal/recordQuery.js"
+import { decodeRow, type StoredRow } from "./internal/recordRow.js"
 import type { Tables } from "./migrations.js"
 
-/** Options of the SQL execution store. */
+/**
+ * Options of the SQL execution store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SqlExecutionStoreOptions {
   readonly retention?: RetentionSettings | undefined
-}
-
-interface StoredRow {
-  readonly request_id: string
-  readonly schema_version: number | string
-  readonly body: string
-  readonly seq: number | string
-}
-
-const decodeRecord = Schema.decodeUnknownEither(ExecutionRecord)
-
-/** A row back into a record, or the reason it is not one. */
-export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, RecordDecodeError> => {
-  const version = Number(row.schema_version)
-  if (version > CURRENT_SCHEMA_VERSION) {
-    return Either.left(
-      new RecordDecodeError({
-        requestId: row.request_id,
-        reason: "future_version",
-        detail: `schema version ${version} is newer than this library's ${CURRENT_SCHEMA_VERSION}`
-      })
-    )
-  }
-  let json: unknown
-  try {
-    json = JSON.parse(row.body)
-  } catch (error) {
-    return Either.left(
-      new RecordDecodeError({ requestId: row.request_id, reason: "corrupt", detail: `not JSON: ${String(error)}` })
-    )
-  }
-  return Either.mapLeft(decodeRecord(json), (error) =>
-    new RecordDecodeError({
-      requestId: row.request_id,
-      reason: "corrupt",
-      detail: ParseResult.TreeFormatter.formatErrorSync(error)
-    }))
 }
 
 const storeError = (operation: string) => (error: SqlError) =>
   new ExecutionStoreError({ operation, detail: errorDetail(error), cause: error })
 
 /**
- * The store over the current `SqlClient`, on tables the migrations made.
+ * Builds the store over the current `SqlClient`, on tables the migrations
+ * made (`SqlStores.layerExecutionStore` migrates first, then calls it).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   tables: Tables,
@@ -106,9 +82,8 @@ export const make = (
       return isPg ? sql`${json}::jsonb` : sql`${json}`
     }
 
-    /** The columns of a record stored at `now`. */
     /**
-     * A row's columns. `writer_id` names the writer whose snapshot the row is
+     * The columns of a record stored at `now`. `writer_id` names the writer whose snapshot the row is
      * exactly (no one else's evidence merged in): only then may that
      * writer's next snapshot replace it without a merge.
      */

@@ -6,23 +6,31 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "@effect/sql/SqlClient"
 import { Layer, Redacted } from "effect"
-import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
-import type { CheckpointStore } from "../CheckpointStore.js"
-import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import type { ActivityStore, ActivityStoreError } from "../contract/ActivityStore.js"
+import type { CheckpointStore } from "../contract/CheckpointStore.js"
+import { type ExecutionStore, ExecutionStoreError } from "../contract/ExecutionStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
-import * as SqlActivityStore from "./SqlActivityStore.js"
 import * as SqlStores from "./SqlStores.js"
 
-export * as SqlActivityStore from "./SqlActivityStore.js"
+/**
+ * The stores over any `SqlClient`, for a program that provides its own
+ * client (this module's Layers are these over {@link layerClient}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export * as SqlStores from "./SqlStores.js"
 
 /**
  * Options: `url` (`postgres://user:password@host:port/database`, kept
- * redacted) and the {@link SqlStores.SqlStoreOptions}.
+ * redacted), the size of the connection pool (`maxConnections`, default
+ * 10) and the {@link SqlStores.SqlStoreOptions}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PostgresOptions extends SqlStores.SqlStoreOptions {
   readonly url: Redacted.Redacted | string
@@ -30,11 +38,26 @@ export interface PostgresOptions extends SqlStores.SqlStoreOptions {
 }
 
 /**
- * The PostgreSQL client alone.
+ * The PostgreSQL client alone (a pool of `maxConnections`). A server that
+ * cannot be reached fails the Layer with an `ExecutionStoreError`
+ * (`operation: "open"`) whose detail carries the driver's own message.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const StoresLive = Postgres.SqlStores.layer({ tablePrefix: "agent_" }).pipe(
+ *   Layer.provide(Postgres.layerClient({ url: "postgres://agent:secret@127.0.0.1:5432/agent" }))
+ * )
+ * ```
  *
  * @since 0.1.0
+ * @category layers
  */
-export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnections">) =>
+export const layerClient = (
+  options: Pick<PostgresOptions, "url" | "maxConnections">
+): Layer.Layer<PgClient.PgClient | SqlClient, ExecutionStoreError> =>
   PgClient.layer({
     url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
     maxConnections: options.maxConnections ?? 10
@@ -61,6 +84,7 @@ export const layerClient = (options: Pick<PostgresOptions, "url" | "maxConnectio
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerExecutionStore = (options: PostgresOptions): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
   SqlStores.layerExecutionStore(options).pipe(Layer.provide(layerClient(options)))
@@ -69,7 +93,15 @@ export const layerExecutionStore = (options: PostgresOptions): Layer.Layer<Execu
  * The checkpoint store in PostgreSQL: a request suspended in one process can
  * be resumed by another.
  *
+ * @example
+ * ```ts
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const CheckpointsLive = Postgres.layerCheckpointStore({ url: "postgres://agent:secret@127.0.0.1:5432/agent" })
+ * ```
+ *
  * @since 0.1.0
+ * @category layers
  */
 export const layerCheckpointStore = (
   options: Pick<PostgresOptions, "url" | "maxConnections" | "tablePrefix">
@@ -87,6 +119,7 @@ export const layerCheckpointStore = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: PostgresOptions): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
   SqlStores.layer(options).pipe(Layer.provide(layerClient(options)))
@@ -103,6 +136,7 @@ export const layer = (options: PostgresOptions): Layer.Layer<ExecutionStore | Ch
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerActivityStore = (options: PostgresOptions): Layer.Layer<ActivityStore, ActivityStoreError> =>
-  SqlActivityStore.layerActivityStore(options).pipe(Layer.provide(activityClient(layerClient(options))))
+  SqlStores.layerActivityStore(options).pipe(Layer.provide(activityClient(layerClient(options))))

@@ -1,15 +1,26 @@
 /**
- * The stores over any `SqlClient` (SQLite or PostgreSQL): migrate, then
- * build. `Sqlite.ts` and `Postgres.ts` provide the client; a program that
- * already has a `SqlClient` can use these Layers directly.
+ * The stores over any `SqlClient` (SQLite or PostgreSQL) — execution
+ * records, HITL checkpoints and activity signals: migrate, then build.
+ * `Sqlite.ts` and `Postgres.ts` provide the client; a program that already
+ * has a `SqlClient` can use these Layers directly. Every Layer runs the
+ * same migrations (serialized across processes), so any of them may be
+ * built first, and several processes may start on one fresh database at
+ * once.
  *
  * @since 0.1.0
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Context, Duration, Effect, Layer } from "effect"
-import { CheckpointStore } from "../CheckpointStore.js"
-import { ExecutionStore, ExecutionStoreError, type RetentionSettings, sweepInBackground } from "../ExecutionStore.js"
+import { ActivitySignalStore, ActivityStore, ActivityStoreError, make as makeFront } from "../contract/ActivityStore.js"
+import { CheckpointStore } from "../contract/CheckpointStore.js"
+import {
+  ExecutionStore,
+  ExecutionStoreError,
+  type RetentionSettings,
+  sweepInBackground
+} from "../contract/ExecutionStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
+import * as ActivityStoreSql from "./ActivityStoreSql.js"
 import * as CheckpointStoreSql from "./CheckpointStoreSql.js"
 import * as ExecutionStoreSql from "./ExecutionStoreSql.js"
 import { migrate, type Tables, tablesFor } from "./migrations.js"
@@ -18,18 +29,41 @@ import { migrate, type Tables, tablesFor } from "./migrations.js"
  * Options shared by the SQL stores.
  *
  * - `tablePrefix`: prefix of every table name (default `eap_`; letters, digits,
- *   `_`; folded to lower case, as PostgreSQL folds unquoted names)
+ *   `_`; folded to lower case, as PostgreSQL folds unquoted names) — use the
+ *   same prefix for every store of one agent, so one migration table covers
+ *   them all
  * - `retention`: record retention (default 24 hours / 7 days)
  * - `sweepEvery`: how often expired records are deleted and ownerless
  *   running ones marked abandoned (default 1 minute)
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SqlStoreOptions {
   readonly tablePrefix?: string | undefined
   readonly retention?: RetentionSettings | undefined
   readonly sweepEvery?: Duration.DurationInput | undefined
 }
+
+/** The tables of a prefix, brought up to date; a failure is the store's own error. */
+const migrated = <E>(
+  prefix: string | undefined,
+  fail: (options: { readonly detail: string; readonly cause?: unknown }) => E
+): Effect.Effect<Tables, E, SqlClient> =>
+  Effect.try({
+    try: () => tablesFor(prefix),
+    catch: (error) => fail({ detail: String(error) })
+  }).pipe(
+    Effect.tap((tables) =>
+      migrate(tables).pipe(Effect.mapError((error) => fail({ detail: errorDetail(error), cause: error })))
+    )
+  )
+
+const executionStoreFailed = (options: { readonly detail: string; readonly cause?: unknown }) =>
+  new ExecutionStoreError({ operation: "migrate", ...options })
+
+const activityStoreFailed = (options: { readonly detail: string; readonly cause?: unknown }) =>
+  new ActivityStoreError({ operation: "migrate", ...options })
 
 /**
  * Migrates the database, then builds the execution store over it (with its
@@ -49,6 +83,7 @@ export interface SqlStoreOptions {
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerExecutionStore = (
   options: SqlStoreOptions = {}
@@ -56,26 +91,11 @@ export const layerExecutionStore = (
   Layer.scoped(
     ExecutionStore,
     Effect.gen(function*() {
-      const tables = yield* migrated(options.tablePrefix)
+      const tables = yield* migrated(options.tablePrefix, executionStoreFailed)
       const store = yield* ExecutionStoreSql.make(tables, { retention: options.retention })
       yield* sweepInBackground(store, options.sweepEvery ?? Duration.minutes(1))
       return store
     })
-  )
-
-/** The tables of a prefix, brought up to date. */
-const migrated = (prefix: string | undefined): Effect.Effect<Tables, ExecutionStoreError, SqlClient> =>
-  Effect.try({
-    try: () => tablesFor(prefix),
-    catch: (error) => new ExecutionStoreError({ operation: "migrate", detail: String(error) })
-  }).pipe(
-    Effect.tap((tables) =>
-      migrate(tables).pipe(
-        Effect.mapError((error) =>
-          new ExecutionStoreError({ operation: "migrate", detail: errorDetail(error), cause: error })
-        )
-      )
-    )
   )
 
 /**
@@ -90,27 +110,90 @@ const migrated = (prefix: string | undefined): Effect.Effect<Tables, ExecutionSt
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerCheckpointStore = (
   options: Pick<SqlStoreOptions, "tablePrefix"> = {}
 ): Layer.Layer<CheckpointStore, ExecutionStoreError, SqlClient> =>
-  Layer.effect(CheckpointStore, Effect.flatMap(migrated(options.tablePrefix), CheckpointStoreSql.make))
+  Layer.effect(
+    CheckpointStore,
+    Effect.flatMap(migrated(options.tablePrefix, executionStoreFailed), CheckpointStoreSql.make)
+  )
 
 /**
- * Both stores over the same `SqlClient`.
+ * The execution and checkpoint stores over the same `SqlClient`, with one
+ * migration run.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * const StoresLive = Sqlite.SqlStores.layer({ tablePrefix: "agent_" }).pipe(
+ *   Layer.provide(Sqlite.layerClient("./data/agent.db"))
+ * )
+ * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   options: SqlStoreOptions = {}
 ): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError, SqlClient> =>
   Layer.scopedContext(
     Effect.gen(function*() {
-      // One migration run for both stores.
-      const tables = yield* migrated(options.tablePrefix)
+      const tables = yield* migrated(options.tablePrefix, executionStoreFailed)
       const records = yield* ExecutionStoreSql.make(tables, { retention: options.retention })
       yield* sweepInBackground(records, options.sweepEvery ?? Duration.minutes(1))
       const checkpoints = yield* CheckpointStoreSql.make(tables)
       return Context.make(ExecutionStore, records).pipe(Context.add(CheckpointStore, checkpoints))
     })
   )
+
+/**
+ * Migrates the database, then builds the activity signal backend over it
+ * (for `ActivityStore.layer`). A database that cannot be reached or
+ * migrated fails the Layer with an `ActivityStoreError`
+ * (`operation: "migrate"`).
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ActivityStore } from "effect-agent-pipeline"
+ * import { SqlStores } from "effect-agent-pipeline/postgres"
+ *
+ * const ActivityLive = ActivityStore.layer.pipe(Layer.provide(SqlStores.layerActivitySignalStore()))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerActivitySignalStore = (
+  options: Pick<SqlStoreOptions, "tablePrefix"> = {}
+): Layer.Layer<ActivitySignalStore, ActivityStoreError, SqlClient> =>
+  Layer.effect(
+    ActivitySignalStore,
+    Effect.flatMap(migrated(options.tablePrefix, activityStoreFailed), ActivityStoreSql.make)
+  )
+
+/**
+ * The activity store in the database of the current `SqlClient`: agent
+ * processes sharing one database see each other's signals.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const ActivityLive = Postgres.SqlStores.layerActivityStore({ tablePrefix: "agent_" }).pipe(
+ *   Layer.provide(Postgres.layerClient({ url: "postgres://agent:secret@127.0.0.1:5432/agent" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerActivityStore = (
+  options: Pick<SqlStoreOptions, "tablePrefix"> = {}
+): Layer.Layer<ActivityStore, ActivityStoreError, SqlClient> =>
+  Layer.effect(ActivityStore, makeFront).pipe(Layer.provide(layerActivitySignalStore(options)))

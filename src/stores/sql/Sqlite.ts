@@ -11,25 +11,37 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { ActivityStore, ActivityStoreError } from "../ActivityStore.js"
-import type { CheckpointStore } from "../CheckpointStore.js"
-import { type ExecutionStore, ExecutionStoreError } from "../ExecutionStore.js"
+import type { ActivityStore, ActivityStoreError } from "../contract/ActivityStore.js"
+import type { CheckpointStore } from "../contract/CheckpointStore.js"
+import { type ExecutionStore, ExecutionStoreError } from "../contract/ExecutionStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
-import * as SqlActivityStore from "./SqlActivityStore.js"
 import * as SqlStores from "./SqlStores.js"
 
-export * as SqlActivityStore from "./SqlActivityStore.js"
+/**
+ * The stores over any `SqlClient`, for a program that provides its own
+ * client (this module's Layers are these over {@link layerClient}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export * as SqlStores from "./SqlStores.js"
 
-/** The default database file. */
+/**
+ * The default database file.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultFilename = "./data/agent.db"
 
 /**
  * Options: `filename` (default `./data/agent.db`, its folder is created;
- * `:memory:` for a private in-memory database) and the {@link SqlStores.SqlStoreOptions}.
+ * `:memory:` for a private in-memory database), `busyTimeout`,
+ * `synchronous` and the {@link SqlStores.SqlStoreOptions}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SqliteOptions extends SqlStores.SqlStoreOptions {
   readonly filename?: string | undefined
@@ -87,13 +99,26 @@ const configure = (
  * (`operation: "open"`) whose detail carries SQLite's own message (for
  * example `SQLITE_CANTOPEN: unable to open database file`).
  *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * // One client for the stores and the activity signals.
+ * const client = Sqlite.layerClient("./data/agent.db")
+ * const StoresLive = Layer.merge(Sqlite.SqlStores.layer(), Sqlite.SqlStores.layerActivityStore()).pipe(
+ *   Layer.provide(client)
+ * )
+ * ```
+ *
  * @since 0.1.0
+ * @category layers
  */
 export const layerClient = (
   filename: string = defaultFilename,
   busyTimeout: Duration.DurationInput = Duration.seconds(5),
   synchronous: "NORMAL" | "FULL" = "NORMAL"
-) =>
+): Layer.Layer<SqliteClient.SqliteClient | SqlClient, ExecutionStoreError> =>
   Layer.unwrapEffect(
     // A folder that cannot be made (or a file that cannot be opened) throws:
     // described below, with everything else that fails to open.
@@ -133,6 +158,7 @@ export const layerClient = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<ExecutionStore, ExecutionStoreError> =>
   SqlStores.layerExecutionStore(options).pipe(
@@ -143,7 +169,15 @@ export const layerExecutionStore = (options: SqliteOptions = {}): Layer.Layer<Ex
  * The checkpoint store in a SQLite file (HITL checkpoints a later process
  * can resume).
  *
+ * @example
+ * ```ts
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * const CheckpointsLive = Sqlite.layerCheckpointStore({ filename: "./data/agent.db" })
+ * ```
+ *
  * @since 0.1.0
+ * @category layers
  */
 export const layerCheckpointStore = (
   options: Pick<SqliteOptions, "filename" | "tablePrefix" | "busyTimeout" | "synchronous"> = {}
@@ -164,6 +198,7 @@ export const layerCheckpointStore = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   options: SqliteOptions = {}
@@ -182,10 +217,11 @@ export const layer = (
  * ```
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerActivityStore = (
   options: SqliteOptions = {}
 ): Layer.Layer<ActivityStore, ActivityStoreError> =>
-  SqlActivityStore.layerActivityStore(options).pipe(
+  SqlStores.layerActivityStore(options).pipe(
     Layer.provide(activityClient(layerClient(options.filename, options.busyTimeout, options.synchronous)))
   )

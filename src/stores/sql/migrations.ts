@@ -6,13 +6,20 @@
  * a PostgreSQL advisory lock), so any number of processes may start on one
  * fresh database at once. Table names carry a prefix (default `eap_`) so
  * several stores — or test runs — can share one database.
+ *
+ * @since 0.1.0
  */
 import * as Migrator from "@effect/sql/Migrator"
 import { makeWithTransaction, SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Scope } from "effect"
 
-/** The tables of one store set. */
+/**
+ * The tables of one store set.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Tables {
   readonly records: string
   readonly checkpoints: string
@@ -20,7 +27,12 @@ export interface Tables {
   readonly migrations: string
 }
 
-/** The default table-name prefix. */
+/**
+ * The default table-name prefix.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultPrefix = "eap_"
 
 /**
@@ -29,6 +41,9 @@ export const defaultPrefix = "eap_"
  * Migrator looks its table up by (`'<table>'::regclass`), so a mixed-case
  * prefix would never find its own migration table again; SQLite's names
  * ignore case, so folding changes nothing there.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const tablesFor = (prefix: string = defaultPrefix): Tables => {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) {
@@ -213,6 +228,9 @@ const advisoryLocked = <A, E, R>(sql: SqlClient, tables: Tables, migrations: Eff
  * one process applies each migration and no process goes on before the
  * tables exist. A migration that fails is a `MigrationError` (the Migrator
  * makes it a defect), with the driver's error as its cause.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const migrate = (tables: Tables): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient> =>
   Effect.gen(function*() {

@@ -7,11 +7,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
-import { Agent, type AgentResponse, Pipeline, PlanWire } from "effect-agent-pipeline"
+import { Agent, type AgentResponse, Pipeline } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../../support/FakeAnthropic.js"
 import { plan, quoteStep, weatherStep } from "../../support/Harness.js"
+import { PlanWire } from "../../support/Internal.js"
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)

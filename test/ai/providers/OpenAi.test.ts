@@ -7,11 +7,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
-import { Agent, type AgentResponse, ExecutionStore, Hook, Pipeline, PlanWire } from "effect-agent-pipeline"
+import { Agent, type AgentResponse, ExecutionStore, Hook, Pipeline } from "effect-agent-pipeline"
 import * as OpenAi from "effect-agent-pipeline/openai"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeOpenAi from "../../support/FakeOpenAi.js"
 import { plan, quoteStep, weatherStep } from "../../support/Harness.js"
+import { PlanWire } from "../../support/Internal.js"
 import { strictViolations } from "../../support/StrictJsonSchema.js"
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>

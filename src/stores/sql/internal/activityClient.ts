@@ -5,8 +5,8 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Layer } from "effect"
-import { ActivityStoreError } from "../../ActivityStore.js"
-import type { ExecutionStoreError } from "../../ExecutionStore.js"
+import { ActivityStoreError } from "../../contract/ActivityStore.js"
+import type { ExecutionStoreError } from "../../contract/ExecutionStore.js"
 
 /** `client`, failing with an `ActivityStoreError` instead. */
 export const activityClient = <A extends SqlClient>(

@@ -6,8 +6,6 @@
  * rules of RFC 8785 (JCS) for the values a checkpoint holds. Members whose
  * value is `undefined` are left out, as `JSON.stringify` leaves them out: a
  * value and its JSON round trip have the same canonical text.
- *
- * @since 0.1.0
  */
 
 /**
@@ -19,13 +17,9 @@
  *
  * @example
  * ```ts
- * import { CanonicalJson } from "effect-agent-pipeline"
- *
- * CanonicalJson.stringify({ b: [1, "x"], a: { d: null, c: true } })
+ * stringify({ b: [1, "x"], a: { d: null, c: true } })
  * // '{"a":{"c":true,"d":null},"b":[1,"x"]}'
  * ```
- *
- * @since 0.1.0
  */
 export const stringify = (value: unknown): string => write(value, new Set())
 

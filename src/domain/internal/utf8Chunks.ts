@@ -6,8 +6,6 @@
  *
  * Lone surrogates (malformed UTF-16) are treated as one 3-byte unit, which is
  * what `TextEncoder` writes for them (U+FFFD).
- *
- * @since 0.1.0
  */
 import { Option, Stream } from "effect"
 
@@ -17,14 +15,10 @@ import { Option, Stream } from "effect"
  *
  * @example
  * ```ts
- * import { Utf8Chunks } from "effect-agent-pipeline"
- *
- * Utf8Chunks.chunkUtf8("😀😀", 1) // ["😀", "😀"]: 1 is raised to MIN_CHUNK_BYTES (4)
+ * chunkUtf8("😀😀", 1) // ["😀", "😀"]: 1 is raised to minChunkBytes (4)
  * ```
- *
- * @since 0.1.0
  */
-export const MIN_CHUNK_BYTES = 4
+export const minChunkBytes = 4
 
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
@@ -45,12 +39,8 @@ const sizeAt = (text: string, i: number): number => {
  *
  * @example
  * ```ts
- * import { Utf8Chunks } from "effect-agent-pipeline"
- *
- * Utf8Chunks.byteLength("héllo 😀") // 11
+ * byteLength("héllo 😀") // 11
  * ```
- *
- * @since 0.1.0
  */
 export const byteLength = (text: string): number => {
   // Node's native count when available (lone surrogates count 3, as here).
@@ -73,23 +63,19 @@ const nativeByteLength: ((text: string) => number) | undefined = typeof globalTh
  * splitting a code point (a surrogate pair stays together). The chunks
  * concatenate to `text`; empty text gives no chunks.
  *
- * `maxBytes` below {@link MIN_CHUNK_BYTES} (or `NaN`) is treated as 4, and a
+ * `maxBytes` below {@link minChunkBytes} (or `NaN`) is treated as 4, and a
  * fractional value is rounded down. One pass over the UTF-16 code units; no
  * encoding is performed.
  *
  * @example
  * ```ts
- * import { Utf8Chunks } from "effect-agent-pipeline"
- *
- * Utf8Chunks.chunkUtf8("ab€😀", 4) // ["ab", "€", "😀"]
- * Utf8Chunks.chunkUtf8("héllo", 1) // ["hél", "lo"] (maxBytes below 4 is treated as 4)
- * Utf8Chunks.chunkUtf8("", 16) // []
+ * chunkUtf8("ab€😀", 4) // ["ab", "€", "😀"]
+ * chunkUtf8("héllo", 1) // ["hél", "lo"] (maxBytes below 4 is treated as 4)
+ * chunkUtf8("", 16) // []
  * ```
- *
- * @since 0.1.0
  */
 export const chunkUtf8 = (text: string, maxBytes: number): ReadonlyArray<string> => {
-  const limit = Number.isNaN(maxBytes) ? MIN_CHUNK_BYTES : Math.max(MIN_CHUNK_BYTES, Math.floor(maxBytes))
+  const limit = Number.isNaN(maxBytes) ? minChunkBytes : Math.max(minChunkBytes, Math.floor(maxBytes))
   const chunks: Array<string> = []
   const length = text.length
   let start = 0
@@ -120,14 +106,10 @@ export const chunkUtf8 = (text: string, maxBytes: number): ReadonlyArray<string>
  * @example
  * ```ts
  * import { Stream } from "effect"
- * import { Utf8Chunks } from "effect-agent-pipeline"
- *
  * // "😀" is "\uD83D\uDE00"; a provider split it across two deltas.
- * const deltas = Utf8Chunks.joinSurrogates(Stream.make("hi \uD83D", "\uDE00!"))
+ * const deltas = joinSurrogates(Stream.make("hi \uD83D", "\uDE00!"))
  * // emits "hi ", "😀!"
  * ```
- *
- * @since 0.1.0
  */
 export const joinSurrogates = <E, R>(stream: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
   stream.pipe(
@@ -153,14 +135,10 @@ export const joinSurrogates = <E, R>(stream: Stream.Stream<string, E, R>): Strea
  * @example
  * ```ts
  * import { Stream } from "effect"
- * import { Utf8Chunks } from "effect-agent-pipeline"
- *
  * // "€" is E2 82 AC, split across two chunks.
- * const text = Utf8Chunks.decodeUtf8Stream(Stream.make(new Uint8Array([0xe2, 0x82]), new Uint8Array([0xac])))
+ * const text = decodeUtf8Stream(Stream.make(new Uint8Array([0xe2, 0x82]), new Uint8Array([0xac])))
  * // emits "€"
  * ```
- *
- * @since 0.1.0
  */
 export const decodeUtf8Stream = <E, R>(stream: Stream.Stream<Uint8Array, E, R>): Stream.Stream<string, E, R> =>
   Stream.suspend(() => {

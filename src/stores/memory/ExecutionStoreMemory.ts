@@ -1,0 +1,349 @@
+/**
+ * The in-memory ExecutionStore: one process's records, bounded by count and
+ * by size, swept as it is written to. Reached as `ExecutionStore.layerMemory`
+ * / `ExecutionStore.makeMemory`; it runs the SQL backends' conformance suite.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
+import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
+import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
+import { measured } from "../../domain/internal/recordSize.js"
+import {
+  type CreateResult,
+  defaultPageSize,
+  defaultRetention,
+  ExecutionStore,
+  ExecutionStoreError,
+  expiresAt,
+  type ListQuery,
+  maxPageSize,
+  type RecordPage,
+  type RetentionSettings,
+  type SaveResult,
+  type UpdateResult
+} from "../contract/ExecutionStore.js"
+import { checkMemoryOptions, memoryBounds as bounds } from "../internal/memoryOptions.js"
+import {
+  abandoned,
+  decodeCursor,
+  encodeCursor,
+  hookNamesOf,
+  leaseOf,
+  listedStatus,
+  pageSize,
+  startedAtOf
+} from "../internal/recordQuery.js"
+import { recordSize } from "../internal/recordSize.js"
+
+/**
+ * How many records the memory store keeps by default.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxRecords = 10_000
+
+/**
+ * How many bytes of records the memory store keeps by default: 64 MiB,
+ * measured as the records' JSON size.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxBytes = 67_108_864
+
+/**
+ * The ranges the memory store accepts for `maxRecords` and `maxBytes` (both
+ * ends included).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const memoryBounds: {
+  readonly maxRecords: { readonly min: number; readonly max: number }
+  readonly maxBytes: { readonly min: number; readonly max: number }
+} = bounds
+
+/**
+ * Options of the in-memory store.
+ *
+ * - `retention`: see {@link RetentionSettings} (default {@link defaultRetention};
+ *   each a positive duration of at most 3650 days)
+ * - `maxRecords`: at most this many records are kept (default 10,000; an
+ *   integer from 1 to 10,000,000)
+ * - `maxBytes`: at most this many bytes of records are kept, measured as
+ *   each record's JSON size (its compact JSON text in UTF-8, escape
+ *   characters not counted) when it is written (default 64 MiB; an integer
+ *   from 1 to 16 GiB)
+ * - `sweepEvery`: how often, on the `Clock`, expired records are deleted and
+ *   ownerless running records marked abandoned (default 1 minute; positive,
+ *   at most 24 hours, or `Duration.infinity` for never — the caller then
+ *   runs `purgeExpired` and `sweepAbandoned`). The memory store sweeps as it
+ *   is written to — on the first write once the period has passed — so it
+ *   holds no timer (an idle process can exit) and never grows between
+ *   sweeps without a write.
+ *
+ * Past either cap, the oldest finished records are evicted first, until the
+ * store is back under both (a finished record larger than `maxBytes` on its
+ * own is not kept). Running records are never evicted (their request still
+ * writes to them): they count toward the caps, so only running records —
+ * as many as requests in flight — can hold the store over a cap. Options
+ * out of range fail the store's construction with an
+ * {@link ExecutionStoreError} (`operation: "open"`) naming the option.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryOptions {
+  readonly retention?: RetentionSettings | undefined
+  readonly maxRecords?: number | undefined
+  readonly maxBytes?: number | undefined
+  readonly sweepEvery?: Duration.DurationInput | undefined
+}
+
+interface Entry {
+  readonly record: ExecutionRecord
+  readonly expiresAt: number
+  readonly sequence: number
+  readonly storedAt: number
+  /** The record's JSON size, measured once as it was written. */
+  readonly bytes: number
+}
+
+/** The memory store over checked options. */
+const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service => {
+  const retention = options?.retention ?? defaultRetention
+  // Decoded once (a DurationInput may be a string to parse).
+  const millis: RetentionSettings = {
+    normal: Duration.millis(Duration.toMillis(retention.normal)),
+    error: Duration.millis(Duration.toMillis(retention.error))
+  }
+  const maxRecords = options?.maxRecords ?? defaultMaxRecords
+  const maxBytes = options?.maxBytes ?? defaultMaxBytes
+  const sweepEvery = Duration.toMillis(options?.sweepEvery ?? Duration.minutes(1))
+  let sweepAt: number | undefined
+  // In creation order (a Map keeps insertion order; an update keeps its place).
+  const entries = new Map<string, Entry>()
+  // The sum of the entries' `bytes`, kept as entries come and go: the cap
+  // costs one measurement per write, never a walk over the store.
+  let totalBytes = 0
+  let sequence = 0
+  const live = (entry: Entry | undefined, now: number): entry is Entry => entry !== undefined && entry.expiresAt > now
+  const remove = (key: string, entry: Entry): void => {
+    entries.delete(key)
+    totalBytes -= entry.bytes
+  }
+  const overCap = (): boolean => entries.size > maxRecords || totalBytes > maxBytes
+  const evictOverflow = (written: string): void => {
+    if (!overCap()) return
+    // A finished record bigger than the byte cap on its own can never be
+    // kept: it goes first, so older records are not evicted for its sake.
+    const own = entries.get(written)
+    if (own !== undefined && own.bytes > maxBytes && own.record.lifecycle?.status !== "running") {
+      remove(written, own)
+      if (!overCap()) return
+    }
+    for (const [key, entry] of entries) {
+      if (entry.record.lifecycle?.status !== "running") {
+        remove(key, entry)
+        if (!overCap()) return
+      }
+    }
+  }
+  const store = (record: ExecutionRecord, now: number, previous: Entry | undefined): void => {
+    const kept = previous !== undefined && previous.expiresAt > now
+    if (previous !== undefined) {
+      // An expired record gives up its place (and its id's sequence); a kept one is replaced in place.
+      if (kept) totalBytes -= previous.bytes
+      else remove(record.requestId, previous)
+    }
+    // The pipeline's recorder measured what it wrote; anything else is measured here.
+    const bytes = measured(record) ?? recordSize(record)
+    entries.set(record.requestId, {
+      record,
+      expiresAt: expiresAt(record, now, millis),
+      sequence: kept ? previous.sequence : ++sequence,
+      storedAt: kept ? previous.storedAt : now,
+      bytes
+    })
+    totalBytes += bytes
+    // A new record can pass the count cap; any write — a record that grew — the byte cap.
+    evictOverflow(record.requestId)
+  }
+  const purge = (now: number): number => {
+    let removed = 0
+    for (const [key, entry] of entries) {
+      if (!live(entry, now)) {
+        remove(key, entry)
+        removed++
+      }
+    }
+    return removed
+  }
+  const markAbandoned = (now: number): number => {
+    let marked = 0
+    for (const entry of [...entries.values()]) {
+      const lease = leaseOf(entry.record)
+      if (!live(entry, now) || lease === undefined || lease > now) continue
+      store(abandoned(entry.record, now), now, entry)
+      marked++
+    }
+    return marked
+  }
+  /** The sweep, on a write once its period has passed. */
+  const sweepIfDue = (now: number): void => {
+    if (sweepAt === undefined) sweepAt = now + sweepEvery
+    if (now < sweepAt) return
+    sweepAt = now + sweepEvery
+    purge(now)
+    markAbandoned(now)
+  }
+  const matches = (entry: Entry, query: ListQuery): boolean => {
+    const { record } = entry
+    if (query.status !== undefined && !query.status.includes(listedStatus(record))) return false
+    const startedAt = startedAtOf(record, entry.storedAt)
+    if (query.startedFrom !== undefined && startedAt < query.startedFrom) return false
+    if (query.startedBefore !== undefined && startedAt >= query.startedBefore) return false
+    if (query.hook !== undefined && !hookNamesOf(record).includes(query.hook)) return false
+    return true
+  }
+  // Every check and its write happen in one synchronous block, so
+  // concurrent writers are serialized and the newer revision always wins.
+  // Defined once per store and bound per call: an arrow made per call loses
+  // its optimized code whenever a full GC finds none alive.
+  const createAt = (record: ExecutionRecord, now: number): CreateResult => {
+    sweepIfDue(now)
+    const current = entries.get(record.requestId)
+    if (live(current, now)) return "exists"
+    store(record, now, current)
+    return "created"
+  }
+  const saveAt = (record: ExecutionRecord, now: number): SaveResult => {
+    sweepIfDue(now)
+    const current = entries.get(record.requestId)
+    if (!live(current, now)) {
+      store(record, now, current)
+      return "written"
+    }
+    if (current.record.recordRevision >= record.recordRevision) return "stale"
+    store(mergeStoredEvidence(current.record, record), now, current)
+    return "written"
+  }
+  return ExecutionStore.of({
+    // Bound, not arrows per call: see `createAt`.
+    create: (record) => Effect.map(Clock.currentTimeMillis, createAt.bind(undefined, record)),
+    save: (record) => Effect.map(Clock.currentTimeMillis, saveAt.bind(undefined, record)),
+    update: (requestId, f) =>
+      Effect.map(Clock.currentTimeMillis, (now): UpdateResult => {
+        const current = entries.get(requestId)
+        if (!live(current, now)) return "missing"
+        const next = f(current.record)
+        if (next === undefined) return "unchanged"
+        store(
+          { ...next, recordRevision: Math.max(current.record.recordRevision + 1, next.recordRevision) },
+          now,
+          current
+        )
+        return "written"
+      }),
+    get: (requestId) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const entry = entries.get(requestId)
+        return live(entry, now) ? Option.some(entry.record) : Option.none()
+      }),
+    list: (query = {}) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const before = query.cursor === undefined ? Infinity : decodeCursor(query.cursor)
+        if (before === undefined) {
+          return Effect.fail(new ExecutionStoreError({ operation: "list", detail: `not a cursor: ${query.cursor}` }))
+        }
+        const size = pageSize(query.limit, defaultPageSize, maxPageSize)
+        const page: Array<Entry> = []
+        let more = false
+        // Newest first: walk the creation order backwards.
+        const all = [...entries.values()]
+        for (let i = all.length - 1; i >= 0; i--) {
+          const entry = all[i]!
+          if (entry.sequence >= before || !live(entry, now) || !matches(entry, query)) continue
+          if (page.length === size) {
+            more = true
+            break
+          }
+          page.push(entry)
+        }
+        const last = page[page.length - 1]
+        return Effect.succeed<RecordPage>({
+          records: page.map((e) => e.record),
+          undecodable: [],
+          next: more && last !== undefined ? encodeCursor(last.sequence) : undefined
+        })
+      }),
+    purgeExpired: Effect.map(Clock.currentTimeMillis, purge),
+    sweepAbandoned: Effect.map(Clock.currentTimeMillis, markAbandoned)
+  })
+}
+
+/**
+ * Builds an in-memory store. Records are kept as they were saved: a caller
+ * must not mutate one after saving it (the pipeline never does). Options
+ * out of range fail with an {@link ExecutionStoreError} (`operation: "open"`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ExecutionStore } from "effect-agent-pipeline"
+ *
+ * // Left(ExecutionStoreError: execution store open failed: invalid option maxRecords: must be an integer from 1 to 10000000)
+ * const refused = Effect.either(ExecutionStore.makeMemory({ maxRecords: 0 }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export function makeMemory(): Effect.Effect<ExecutionStore.Service>
+export function makeMemory(
+  options: MemoryOptions | undefined
+): Effect.Effect<ExecutionStore.Service, ExecutionStoreError>
+export function makeMemory(options?: MemoryOptions): Effect.Effect<ExecutionStore.Service, ExecutionStoreError> {
+  return Effect.suspend(() =>
+    Either.match(checkMemoryOptions(options), {
+      onLeft: ({ detail, option }) =>
+        Effect.fail(
+          new ExecutionStoreError({
+            operation: "open",
+            detail: option === "" ? `invalid options: ${detail}` : `invalid option ${option}: ${detail}`
+          })
+        ),
+      onRight: () => Effect.sync(() => memoryStore(options))
+    })
+  )
+}
+
+/**
+ * The in-memory store as a Layer: bounded by count and by size, evicting
+ * the oldest finished records first, and swept by itself as it is written
+ * to (see {@link MemoryOptions}). Options out of range fail the Layer with
+ * an {@link ExecutionStoreError} (`operation: "open"`); without options it
+ * cannot fail.
+ *
+ * @example
+ * ```ts
+ * import { ExecutionStore } from "effect-agent-pipeline"
+ * import { Duration } from "effect"
+ *
+ * const StoreLive = ExecutionStore.layerMemory({
+ *   retention: { normal: Duration.hours(1), error: Duration.days(1) },
+ *   maxRecords: 5_000,
+ *   maxBytes: 32 * 1024 * 1024
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export function layerMemory(): Layer.Layer<ExecutionStore>
+export function layerMemory(options: MemoryOptions | undefined): Layer.Layer<ExecutionStore, ExecutionStoreError>
+export function layerMemory(options?: MemoryOptions): Layer.Layer<ExecutionStore, ExecutionStoreError> {
+  return Layer.effect(ExecutionStore, makeMemory(options))
+}

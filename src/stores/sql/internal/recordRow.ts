@@ -1,0 +1,47 @@
+/**
+ * A row of the execution records table, read back: the encoded snapshot
+ * (`body`, JSON text) and the columns a read needs. A row written by a
+ * newer version of the library, or whose body is not a record, is a
+ * `RecordDecodeError` for that row alone.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import { currentSchemaVersion, ExecutionRecord } from "../../../domain/ExecutionRecord.js"
+import { RecordDecodeError } from "../../contract/ExecutionStore.js"
+
+/** The columns every read selects. */
+export interface StoredRow {
+  readonly request_id: string
+  readonly schema_version: number | string
+  readonly body: string
+  readonly seq: number | string
+}
+
+const decodeRecord = Schema.decodeUnknownEither(ExecutionRecord)
+
+/** A row back into a record, or the reason it is not one. */
+export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, RecordDecodeError> => {
+  const version = Number(row.schema_version)
+  if (version > currentSchemaVersion) {
+    return Either.left(
+      new RecordDecodeError({
+        requestId: row.request_id,
+        reason: "future_version",
+        detail: `schema version ${version} is newer than this library's ${currentSchemaVersion}`
+      })
+    )
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(row.body)
+  } catch (error) {
+    return Either.left(
+      new RecordDecodeError({ requestId: row.request_id, reason: "corrupt", detail: `not JSON: ${String(error)}` })
+    )
+  }
+  return Either.mapLeft(decodeRecord(json), (error) =>
+    new RecordDecodeError({
+      requestId: row.request_id,
+      reason: "corrupt",
+      detail: ParseResult.TreeFormatter.formatErrorSync(error)
+    }))
+}
