@@ -80,6 +80,14 @@ describe("source layout (DESIGN §2)", () => {
     expect(cycles).toEqual([])
   })
 
+  it("no module is over 350 lines (DESIGN §2: a longer one owns two things)", () => {
+    const long = all
+      .map((module) => ({ module, lines: readFileSync(join(src, module), "utf8").split("\n").length }))
+      .filter(({ lines }) => lines > 351)
+      .map(({ lines, module }) => `${module}: ${lines - 1} lines`)
+    expect(long).toEqual([])
+  })
+
   it("every import names an existing module", () => {
     for (const [module, imports] of graph) {
       for (const target of imports) expect(graph.has(target), `${module} imports missing ${target}`).toBe(true)

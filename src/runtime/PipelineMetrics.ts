@@ -25,54 +25,21 @@
  *
  * @since 0.1.0
  */
-import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Effect, Metric } from "effect"
 import { type HookPoint, transformOperation, TransformPoint } from "../domain/HookPoint.js"
 import { type Operation, operations } from "../domain/Operation.js"
+import {
+  cacheOf,
+  callsUnit,
+  type Labels,
+  labels,
+  millisecondBounds,
+  millisecondsUnit,
+  tokenBounds,
+  tokensUnit
+} from "./internal/metricParts.js"
 
 /** Millisecond bounds from 10 µs to 2 minutes (hooks and tools are often sub-millisecond). */
-const millisecondBounds = MetricBoundaries.fromIterable([
-  0.01,
-  0.025,
-  0.05,
-  0.1,
-  0.25,
-  0.5,
-  1,
-  2.5,
-  5,
-  10,
-  25,
-  50,
-  100,
-  250,
-  500,
-  1_000,
-  2_500,
-  5_000,
-  10_000,
-  30_000,
-  60_000,
-  120_000
-])
-
-/** The bucket bounds the GenAI semantic conventions advise for token counts. */
-const tokenBounds = MetricBoundaries.fromIterable([
-  1,
-  4,
-  16,
-  64,
-  256,
-  1_024,
-  4_096,
-  16_384,
-  65_536,
-  262_144,
-  1_048_576,
-  4_194_304,
-  16_777_216,
-  67_108_864
-])
-
 /**
  * How long a request took, from its start to its finalized record, in
  * milliseconds. Tags: `pipeline.mode` (`pipeline`, `stream`, `resume`,
@@ -164,32 +131,6 @@ export const tokenUsage = Metric.histogram(
   "Number of input and output tokens used by model calls"
 )
 
-type Labels = ReadonlyArray<MetricLabel.MetricLabel>
-
-const MS = MetricLabel.make("unit", "ms")
-const callsUnit = MetricLabel.make("unit", "{call}")
-const tokensUnit = MetricLabel.make("unit", "{token}")
-
-const labels = (unit: MetricLabel.MetricLabel, tags: ReadonlyArray<readonly [string, string]>): Labels =>
-  Object.freeze([...tags.map(([key, value]) => MetricLabel.make(key, value)), unit])
-
-/**
- * A cache of tag sets by key. Effect's metric hooks are cached by the
- * identity of the tag array, so reusing one array per series is what keeps
- * an update a lookup; past `limit` keys (unbounded names), sets are built
- * per update instead of growing the cache.
- */
-const cacheOf = (limit: number) => {
-  const cache = new Map<string, Labels>()
-  return (key: string, make: () => Labels): Labels => {
-    const found = cache.get(key)
-    if (found !== undefined) return found
-    const made = make()
-    if (cache.size < limit) cache.set(key, made)
-    return made
-  }
-}
-
 /**
  * The outcome of a request as {@link requestDuration} tags it.
  *
@@ -213,7 +154,7 @@ export const unsafeRecordRequest = (mode: string, outcome: RequestOutcome, durat
     durationMillis,
     requestLabels(
       `${mode}\u0000${outcome}`,
-      () => labels(MS, [["pipeline.mode", mode], ["pipeline.request.outcome", outcome]])
+      () => labels(millisecondsUnit, [["pipeline.mode", mode], ["pipeline.request.outcome", outcome]])
     )
   )
 
@@ -253,7 +194,7 @@ export const hookRunLabels = (hookName: string, point: HookPoint): HookRunLabels
   const operation = pointOperation.get(point)
   const base: Array<readonly [string, string]> = [["pipeline.hook.name", hookName], ["pipeline.hook.stage", point]]
   if (operation !== undefined) base.push(["pipeline.operation", operation])
-  const of = (outcome: HookOutcome) => labels(MS, [...base, ["pipeline.hook.outcome", outcome]])
+  const of = (outcome: HookOutcome) => labels(millisecondsUnit, [...base, ["pipeline.hook.outcome", outcome]])
   return Object.freeze({
     succeeded: of("succeeded"),
     failed: of("failed"),
@@ -297,7 +238,7 @@ export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, duratio
   // The same series with its own unit.
   toolDuration.unsafeUpdate(
     durationMillis,
-    toolLabels(`${tool}\u0000${outcome}\u0000ms`, () => [...tags.slice(0, -1), MS])
+    toolLabels(`${tool}\u0000${outcome}\u0000ms`, () => [...tags.slice(0, -1), millisecondsUnit])
   )
 }
 

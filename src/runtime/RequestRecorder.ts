@@ -19,16 +19,6 @@ import { flatText } from "./internal/flatText.js"
 import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./internal/invocationSlot.js"
 
 /**
- * One hook run's slot in the record: effects reported while it runs are
- * buffered (or, once `begin` recorded a detached run, written into its
- * entry); `complete` records how it ended.
- *
- * @since 0.1.0
- * @category models
- */
-export type { InvocationHandle }
-
-/**
  * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,
  * never surfaced.
  *

@@ -5,7 +5,7 @@
  */
 import { Cause, Clock, Effect, Exit, FiberId } from "effect"
 import type { ExecutionPolicy } from "../Policy.js"
-import type { InvocationHandle } from "../RequestRecorder.js"
+import type { InvocationHandle } from "./invocationSlot.js"
 import { entryOf, type Run, type RunSpec } from "./run.js"
 
 /**
