@@ -258,9 +258,21 @@ const OPTIONS: Pipeline.PipelineOptions = {
   planReasks: 0
 }
 
-const agentOn = (model: Layer.Layer<LanguageModel.LanguageModel>, hooks: ReadonlyArray<Hook.Hook<never>> = []) =>
+/**
+ * Only the hanging server needs the short model timeout: elsewhere a call
+ * that a loaded machine slows past 250 ms would be retried and take the
+ * reply meant for the next call (the planning call would get synthesis's 401).
+ */
+const optionsFor = (failure: Failure | undefined): Pipeline.PipelineOptions =>
+  failure === "timeout" ? OPTIONS : { ...OPTIONS, modelTimeout: "10 seconds" }
+
+const agentOn = (
+  model: Layer.Layer<LanguageModel.LanguageModel>,
+  hooks: ReadonlyArray<Hook.Hook<never>> = [],
+  failure?: Failure
+) =>
   Effect.map(
-    Layer.build(Agent.layer({ model, tools: allTools, hooks, options: OPTIONS })),
+    Layer.build(Agent.layer({ model, tools: allTools, hooks, options: optionsFor(failure) })),
     (context) => ({
       pipeline: Context.get(context, Pipeline.Pipeline),
       store: Context.get(context, ExecutionStore.ExecutionStore)
@@ -313,7 +325,7 @@ const runFailing = (provider: Provider, path: Path, failure: Failure, requestId:
     const hooks = failure === "connection refused" && path !== "planning"
       ? [Hook.make({ name: "server-goes-away", afterExecution: () => Scope.close(serverScope, Exit.void) })]
       : []
-    const agent = yield* agentOn(provider.model(apiUrl), hooks)
+    const agent = yield* agentOn(provider.model(apiUrl), hooks, failure)
     const request = { request: "What is the quote for ACME?", requestId }
     const exit: Exit.Exit<unknown, PipelineError.PipelineError> = streamed
       ? yield* Effect.exit(Stream.runDrain(agent.pipeline.stream(request)))
