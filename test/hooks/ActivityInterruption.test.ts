@@ -14,8 +14,8 @@
  * the store's renewals; nothing left pending).
  *
  * Runs: 10,000 each on the memory store, SQLite and Redis in CI — 30,000
- * interruption points; 500 each under a plain `npm test` (`EAP_PROPERTY_RUNS`,
- * see `test/support/PropertyRuns.ts`).
+ * interruption points; 2,000 each under a plain `npm test`
+ * (`EAP_PROPERTY_RUNS`, see `test/support/PropertyRuns.ts`).
  */
 import { type Response, Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
@@ -46,7 +46,7 @@ import {
 } from "effect-agent-pipeline"
 import { redisActivityStore, sqliteActivityStore } from "../support/ActivityBackends.js"
 import { unavailable } from "../support/Backends.js"
-import { propertyRuns } from "../support/PropertyRuns.js"
+import { propertyRuns, propertyRunsSetting } from "../support/PropertyRuns.js"
 import { activityHooks, counting, memoryStore } from "./ActivitySupport.js"
 
 const points = [
@@ -311,14 +311,14 @@ const fromLayer = (layer: Layer.Layer<ActivityStore.ActivityStore>) =>
   Effect.map(Layer.build(layer), (context) => Context.get(context, ActivityStore.ActivityStore))
 
 describe("C18: randomized interruption points", () => {
-  // 10,000 runs each in CI (`EAP_PROPERTY_RUNS`). A TestClock move every 32
-  // runs on memory (every 4 on the slower backends) at that size; fewer runs
-  // move it more often (every 4 at most), so that they still see renewals.
-  const runs = propertyRuns(10_000)
-  const moveOneIn = (moves: number) => Math.max(4, Math.floor(runs / moves))
-  interruptionProperty("memory", memoryStore, runs, moveOneIn(312))
-  interruptionProperty("sqlite", fromLayer(sqliteActivityStore()), runs, moveOneIn(2_500))
+  // 10,000 runs each in CI, 2,000 under `npm test` (`EAP_PROPERTY_RUNS`).
+  // One run in 4 moves the TestClock; on memory, at 10,000 runs, one in 32
+  // (moves cost real time). Renewals need a move: 2,000 runs with one in 4
+  // see a dozen or more, 500 runs none now and then.
+  const runs = propertyRuns(10_000, 2_000)
+  interruptionProperty("memory", memoryStore, runs, propertyRunsSetting === "full" ? 32 : 4)
+  interruptionProperty("sqlite", fromLayer(sqliteActivityStore()), runs, 4)
   const skipped = unavailable("redis")
-  if (skipped === undefined) interruptionProperty("redis", fromLayer(redisActivityStore()), runs, moveOneIn(2_500))
+  if (skipped === undefined) interruptionProperty("redis", fromLayer(redisActivityStore()), runs, 4)
   else it.skip(`redis skipped: ${skipped}`, () => {})
 })
