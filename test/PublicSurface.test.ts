@@ -4,10 +4,13 @@
  * package.json "exports", carries a JSDoc block with `@since` and `@category`
  * (re-exports `export { X } from` included, and the member interfaces of an
  * exported `declare namespace`); constants are named one way (no
- * SCREAMING_CASE); and no module under an `internal/` folder is public.
+ * SCREAMING_CASE); every module directly in a layer folder (`src/<layer>/X.ts`)
+ * is public — a namespace of `src/index.ts` or a subpath — unless listed below
+ * as a part of a public module; and no module under an `internal/` folder is
+ * public.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
@@ -66,6 +69,48 @@ const publicModules = (() => {
   for (const [, file] of entries) if (file !== index) files.add(file)
   return { files: [...files].sort(), indexExports }
 })()
+
+/**
+ * The modules directly in a layer folder that are not public modules
+ * themselves, each with the public module that re-exports what users name
+ * of it (the test checks that it does). Anything else directly in a layer
+ * folder is a namespace of `src/index.ts`; implementation goes under
+ * `internal/`.
+ */
+const partsOfPublicModules: Readonly<Record<string, string>> = {
+  // Stores seal and read checkpoints, so the data sits in domain; users name it `Approval.Checkpoint`.
+  "domain/Checkpoint": "pipeline/Approval",
+  // The construction errors, split out of `PipelineError`, which names every error.
+  "domain/ConfigError": "domain/PipelineError",
+  // The tag helper and `TypeId` every layer's errors use; users name `PipelineError.TypeId`.
+  "domain/ErrorId": "domain/PipelineError",
+  // The errors a hook stops a request with, split out of `PipelineError`, which names every error.
+  "domain/HookError": "domain/PipelineError",
+  // A hook run's evidence, part of the record: `ExecutionRecord.HookInvocation`.
+  "domain/HookInvocation": "domain/ExecutionRecord",
+  // The prompt section format `UserProfile` and the offline model (ai) use too; users reach it through `PromptBuilder`.
+  "domain/PromptSections": "pipeline/PromptBuilder",
+  // Checked wherever a request id is made (`PipelineRequest` too); users name `PipelineContext.RequestId`.
+  "domain/RequestId": "domain/PipelineContext",
+  // The tool shape the ai layer's registry and planner share; users name `PromptBuilder.ToolDescriptor`.
+  "domain/ToolDescriptor": "pipeline/PromptBuilder",
+  // The parts an agent is assembled from: `Agent.AgentConfig`.
+  "pipeline/AgentConfig": "pipeline/Agent",
+  // What a test reads back from `Agent.layerTest`: `Agent.TestAgent`.
+  "pipeline/TestAgent": "pipeline/Agent",
+  // The hook runtime's synchronous fast path (runtime); users mark a handler with `Hook.sync`.
+  "runtime/SyncHandler": "pipeline/Hook"
+}
+
+/** The modules directly in a layer folder (`src/<layer>/X.ts`, so not `src/index.ts`), as `layer/X`. */
+const topLevelModules: ReadonlyArray<string> = readdirSync(src, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap((layer) =>
+    readdirSync(join(src, layer.name), { withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+      .map((entry) => `${layer.name}/${entry.name.slice(0, -".ts".length)}`)
+  )
+  .sort()
 
 const tagsOf = (node: ts.Node): ReadonlySet<string> =>
   new Set(
@@ -157,6 +202,30 @@ describe("public surface (issue 18)", () => {
         (target.declarations ?? []).some(ts.isVariableDeclaration)
     }).map(({ module, name }) => `${module}: ${name}`)
     expect(screaming, `constants in SCREAMING_CASE:\n${screaming.join("\n")}`).toEqual([])
+  })
+
+  it("every module directly in a layer folder is public, or a listed part of a public module", () => {
+    const publicNames = new Set(publicModules.files.map(moduleName))
+    const unexported = topLevelModules.filter((module) => !publicNames.has(module) && !(module in partsOfPublicModules))
+    expect(
+      unexported,
+      `modules directly in a layer folder that are neither a namespace of src/index.ts nor a subpath ` +
+        `(export them, move them under internal/, or list them in partsOfPublicModules):\n${unexported.join("\n")}`
+    ).toEqual([])
+    // The list stays true: each part sits directly in a layer folder, is not
+    // public itself, and its public module re-exports from it.
+    const stale = Object.entries(partsOfPublicModules).flatMap(([part, owner]) => {
+      if (!topLevelModules.includes(part)) return [`${part}: not a module directly in a layer folder`]
+      if (publicNames.has(part)) return [`${part}: public itself`]
+      if (!publicNames.has(owner)) return [`${part}: ${owner} is not a public module`]
+      const reexports = program.getSourceFile(join(src, `${owner}.ts`))!.statements.some((statement) => {
+        if (!ts.isExportDeclaration(statement) || statement.moduleSpecifier === undefined) return false
+        const target = fileOf(statement.moduleSpecifier)
+        return target !== undefined && moduleName(target) === part
+      })
+      return reexports ? [] : [`${part}: ${owner} re-exports nothing from it`]
+    })
+    expect(stale, `partsOfPublicModules entries that no longer hold:\n${stale.join("\n")}`).toEqual([])
   })
 
   it("no module under an internal/ folder is exported from src/index.ts or a subpath", () => {

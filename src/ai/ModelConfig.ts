@@ -111,13 +111,13 @@ const loadAnthropic = (variable: string) =>
  * import { Effect } from "effect"
  * import { ModelConfig } from "effect-agent-pipeline"
  *
- * const model = Effect.flatMap(ModelConfig.model, ModelConfig.languageModelLayer)
+ * const model = Effect.flatMap(ModelConfig.model, ModelConfig.layerLanguageModelFor)
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const languageModelLayer = (
+export const layerLanguageModelFor = (
   choice: ModelChoice
 ): Effect.Effect<Layer.Layer<LanguageModel.LanguageModel>, ConfigError.ConfigError> => {
   switch (choice.provider) {
@@ -144,7 +144,7 @@ export const languageModelLayer = (
  * @since 0.1.0
  * @category layers
  */
-export const embeddingModelLayer = (
+export const layerEmbeddingModelFor = (
   choice: EmbeddingsChoice
 ): Effect.Effect<Layer.Layer<EmbeddingModel.EmbeddingModel>, ConfigError.ConfigError> => {
   switch (choice.provider) {
@@ -175,7 +175,7 @@ export const embeddingModelLayer = (
  * @category layers
  */
 export const layerLanguageModel: Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = Layer.unwrapEffect(
-  Effect.flatMap(model, languageModelLayer)
+  Effect.flatMap(model, layerLanguageModelFor)
 )
 
 /**
@@ -196,4 +196,4 @@ export const layerLanguageModel: Layer.Layer<LanguageModel.LanguageModel, Config
  * @category layers
  */
 export const layerEmbeddingModel: Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> = Layer
-  .unwrapEffect(Effect.flatMap(embeddings, embeddingModelLayer))
+  .unwrapEffect(Effect.flatMap(embeddings, layerEmbeddingModelFor))

@@ -22,8 +22,8 @@
  */
 import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
 import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
+import { wireJsonSchema } from "../domain/internal/planWire.js"
 import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
-import { wireJsonSchema } from "../domain/PlanWire.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
 
 export type {

@@ -15,8 +15,8 @@
 import { ParseResult, Schema, type SchemaAST as AST } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
 import { thrownText } from "./internal/jsonSnapshot.js"
+import { isWireShaped, type PlanWire, wireJsonSchema } from "./internal/planWire.js"
 import { formatPath, maxDepth } from "./Json.js"
-import { isWireShaped, type PlanWire, wireJsonSchema } from "./PlanWire.js"
 import { PlanFromWire, RoutingPlan } from "./RoutingPlan.js"
 
 const decodeWire = ParseResult.decodeUnknown(PlanFromWire)

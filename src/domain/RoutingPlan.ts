@@ -13,8 +13,8 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
+import { fromInput, isWireShaped, PlanWire, toInput } from "./internal/planWire.js"
 import { formatPath, Json, JsonObject, maxDepth } from "./Json.js"
-import { fromInput, isWireShaped, PlanWire, toInput } from "./PlanWire.js"
 
 /**
  * Step id: letters, digits, `_` and `-` only, so references parse unambiguously.

@@ -48,7 +48,7 @@ import {
  * @since 0.1.0
  * @category constants
  */
-export { CleanupEffectId, RenewalEffectId } from "./internal/activityOwner.js"
+export { cleanupEffectId, renewalEffectId } from "./internal/activityOwner.js"
 
 /**
  * Effect id of the announced signal (submitted signal and TTL).
@@ -56,21 +56,21 @@ export { CleanupEffectId, RenewalEffectId } from "./internal/activityOwner.js"
  * @since 0.1.0
  * @category constants
  */
-export const SignalEffectId = "activity_signal"
+export const signalEffectId = "activity_signal"
 /**
  * Effect id of the concurrent activities read (discovered and selected signals).
  *
  * @since 0.1.0
  * @category constants
  */
-export const ContextEffectId = "activity_context"
+export const contextEffectId = "activity_context"
 /**
  * The request metadata key the domain is read from when `domain` is not set.
  *
  * @since 0.1.0
  * @category constants
  */
-export const MetadataActivityDomain = "activity_domain"
+export const metadataActivityDomain = "activity_domain"
 
 /**
  * The activity hooks' options are out of range.
@@ -174,7 +174,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
     const domainOf = (context: PipelineContext): string => {
       if (fixedDomain !== undefined) return fixedDomain
       if (typeof options.domain === "function") return options.domain(context)
-      const fromMetadata = context.metadata[MetadataActivityDomain]
+      const fromMetadata = context.metadata[metadataActivityDomain]
       return typeof fromMetadata === "string" && fromMetadata.length > 0 ? fromMetadata : "default"
     }
 
@@ -205,7 +205,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
         const stored = yield* Effect.uninterruptible(store.announce(signal, ttlMillis)).pipe(
           Effect.tapError((error) =>
             report({
-              effectId: SignalEffectId,
+              effectId: signalEffectId,
               name: "Activity signal",
               status: "failed",
               data: { signal_id: signal.signalId, domain: signal.domain, ttl_ms: ttlMillis },
@@ -214,7 +214,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
           )
         )
         yield* report({
-          effectId: SignalEffectId,
+          effectId: signalEffectId,
           name: "Activity signal",
           status: "succeeded",
           data: {
@@ -232,7 +232,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
         const concurrent = yield* store.listActive(signal.domain, { excludeSignalId: signal.signalId }).pipe(
           Effect.tapError((error) =>
             report({
-              effectId: ContextEffectId,
+              effectId: contextEffectId,
               name: "Activity context",
               status: "failed",
               data: { domain: signal.domain },
@@ -242,7 +242,7 @@ export const make = (options: Options): Effect.Effect<ActivityHooks, InvalidActi
         )
         const selected = concurrent.slice(0, maxActivities)
         yield* report({
-          effectId: ContextEffectId,
+          effectId: contextEffectId,
           name: "Activity context",
           status: "succeeded",
           data: {

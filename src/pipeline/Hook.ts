@@ -21,9 +21,9 @@ import type { Document, MemoryRecord } from "../domain/Operation.js"
 import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
 import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { Capability } from "../runtime/Capability.js"
-import type { Around, Guard, ToolOutcome, Transform } from "../runtime/OperationHooks.js"
+import type { Around, Guard, ToolOutcome, Transform } from "../runtime/internal/operationHooks.js"
+import type { RequestRecorder } from "../runtime/internal/requestRecorder.js"
 import type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
-import type { RequestRecorder } from "../runtime/RequestRecorder.js"
 import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
 
 /**
@@ -258,14 +258,14 @@ export type { Capability } from "../runtime/Capability.js"
  * @since 0.1.0
  * @category errors
  */
-export { deny, Refusal } from "../runtime/OperationHooks.js"
+export { deny, Refusal } from "../runtime/internal/operationHooks.js"
 /**
  * The callback an Around observer finishes with, and a tool call's result as `after_tool` transforms see it.
  *
  * @since 0.1.0
  * @category models
  */
-export type { Finish, ToolOutcome } from "../runtime/OperationHooks.js"
+export type { Finish, ToolOutcome } from "../runtime/internal/operationHooks.js"
 /**
  * The execution policies of a hook run (see the `Policy` module).
  *

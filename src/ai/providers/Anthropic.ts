@@ -77,7 +77,7 @@ const guarded = (client: AnthropicClient.Service, secrets: Secrets): AnthropicCl
  * The `@effect/ai-anthropic` client over Node's HTTP client (undici),
  * behind the provider boundary: its failures never carry the key or the
  * request's headers, and an error response's body is read as a bounded
- * excerpt (see the README's "Model providers").
+ * excerpt (see docs/models.md, "Model providers" › "Keys never serialize").
  *
  * @since 0.1.0
  * @category layers

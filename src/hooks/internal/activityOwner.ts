@@ -13,8 +13,8 @@ import * as RequestScope from "../../runtime/RequestScope.js"
 import type { ActivityStore, Announcement } from "../../stores/ActivityStore.js"
 
 /** Effect ids of the managed owner. */
-export const RenewalEffectId = "activity_signal_renewal"
-export const CleanupEffectId = "activity_signal_cleanup"
+export const renewalEffectId = "activity_signal_renewal"
+export const cleanupEffectId = "activity_signal_cleanup"
 
 /** One request's owner. Mutated only by its own hook, fiber and finalizer. */
 export interface Owner {
@@ -62,7 +62,7 @@ export const reportCleanup = (
 ) =>
   Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
     report({
-      effectId: CleanupEffectId,
+      effectId: cleanupEffectId,
       name: "Activity signal cleanup",
       status: Either.isRight(removal) ? "succeeded" : "failed",
       data: {
@@ -124,14 +124,14 @@ export const register = (config: OwnerConfig, signal: Announcement): Effect.Effe
       interval_ms: config.renewEveryMillis
     }
     yield* report({
-      effectId: RenewalEffectId,
+      effectId: renewalEffectId,
       name: "Activity signal renewal",
       status: "pending",
       data: { ...common, state: "running" },
       summary: "renewing until the request ends"
     })
     yield* report({
-      effectId: CleanupEffectId,
+      effectId: cleanupEffectId,
       name: "Activity signal cleanup",
       status: "pending",
       data: { signal_id: signal.signalId, mode: "managed" },
@@ -185,7 +185,7 @@ const close = (
     const removal = yield* Effect.either(config.store.remove(signalId))
     const requestExit = exitOf(exit)
     yield* report({
-      effectId: RenewalEffectId,
+      effectId: renewalEffectId,
       name: "Activity signal renewal",
       status: owner.errors === 0 ? "succeeded" : "failed",
       data: {

@@ -23,8 +23,8 @@ import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
 import type { ApprovalPolicy } from "../Approval.js"
-import * as PlanExecutor from "../PlanExecutor.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
+import * as PlanExecutor from "./planExecutor.js"
 import { newId, recordPhase, type RequestState, updatePhase } from "./requestRecord.js"
 
 /** What the phase loop needs, resolved once when the pipeline is built. */

@@ -2,7 +2,7 @@
  * One hook run's slot in a request's record (seed 001 effect reporting):
  * effects the run reports are buffered until it is recorded; a detached
  * run's entry accepts new effects until it completes. The recorder
- * (`RequestRecorder.ts`) owns the record; a slot writes into its log.
+ * (`requestRecorder.ts`) owns the record; a slot writes into its log.
  */
 import { Effect } from "effect"
 import type { HookEffect, HookInvocation } from "../../domain/ExecutionRecord.js"

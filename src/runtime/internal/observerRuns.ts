@@ -7,12 +7,12 @@
 import { Cause, Duration, Effect, Exit } from "effect"
 import type { Call, Outcome, Result } from "../../domain/Operation.js"
 import { HookDenied } from "../../domain/PipelineError.js"
-import type { Finish } from "../OperationHooks.js"
 import type { Participant } from "../Subscription.js"
 import { type Attempt, attempt, limitOf, propagateInterruption, propagatePanic } from "./attempt.js"
 import { type Detach, startDetached } from "./detached.js"
 import { failureDecision, failureText } from "./failures.js"
 import type { InvocationHandle } from "./invocationSlot.js"
+import type { Finish } from "./operationHooks.js"
 import type { AnyAround, OperationRunSpec } from "./participants.js"
 import { openRun, type Run } from "./run.js"
 

@@ -4,7 +4,7 @@
 import type { Clock } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
 import { currentInvocation, type InvocationSlot, sharedSlot } from "../HookEffects.js"
-import type { RequestRecorder } from "../RequestRecorder.js"
+import type { RequestRecorder } from "./requestRecorder.js"
 import { collects } from "./spans.js"
 import { clockOf } from "./timing.js"
 

@@ -8,9 +8,9 @@
 import type { Effect } from "effect"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import type { Call } from "../../domain/Operation.js"
-import type { Finish, TransformValues } from "../OperationHooks.js"
-import type { RequestRecorder } from "../RequestRecorder.js"
 import type { Participant } from "../Subscription.js"
+import type { Finish, TransformValues } from "./operationHooks.js"
+import type { RequestRecorder } from "./requestRecorder.js"
 import type { OperationCoordinates, RunSpec } from "./run.js"
 
 // The engine calls each handler with a call of the operation the handler

@@ -5,8 +5,8 @@
  */
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import { type Operation, operations, type Payloads } from "../../domain/Operation.js"
-import type { Transformed, TransformedOperation } from "../OperationHooks.js"
-import { disabled } from "../RequestRecorder.js"
+import type { Transformed, TransformedOperation } from "./operationHooks.js"
+import { disabled } from "./requestRecorder.js"
 
 /** Each transformed operation's transform points, and where its input is in its payload. */
 export const transformsOf: {

@@ -13,7 +13,6 @@
  */
 import { Effect } from "effect"
 import type { HookFailed } from "../../domain/PipelineError.js"
-import type { RequestRecorder } from "../RequestRecorder.js"
 import type { Participant } from "../Subscription.js"
 import {
   dependencyFailed,
@@ -27,6 +26,7 @@ import {
   syncOnly,
   type Verdict
 } from "./invoke.js"
+import type { RequestRecorder } from "./requestRecorder.js"
 import { skipped } from "./skip.js"
 
 /** The points whose participants run as a stage (one after another, on the request). */

@@ -10,8 +10,8 @@ import { Effect, Exit, type Fiber, FiberId, Scope, Stream } from "effect"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import type { Call, Operation } from "../../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../../domain/PipelineError.js"
-import type { Transformed } from "../OperationHooks.js"
 import type { CallInit } from "./calls.js"
+import type { Transformed } from "./operationHooks.js"
 import { pointsOf } from "./runPolicy.js"
 
 /** The parts of the runtime a stream's run uses, each on the fiber that runs it. */

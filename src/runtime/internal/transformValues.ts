@@ -10,8 +10,8 @@ import type { TransformPoint } from "../../domain/HookPoint.js"
 import * as Json from "../../domain/Json.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
 import { allows, rewriteCapability } from "../Capability.js"
-import type { TransformValues } from "../OperationHooks.js"
 import type { Participant } from "../Subscription.js"
+import type { TransformValues } from "./operationHooks.js"
 import type { AnyTransform } from "./participants.js"
 
 /** Does a transform's value have the point's shape? */

@@ -119,14 +119,14 @@ describe("provider endpoints", () => {
   it.effect("the chosen provider's endpoint is read only when it is chosen", () =>
     Effect.gen(function*() {
       // No key anywhere: fine for the offline model, an error naming the key for openai.
-      const offline = yield* withEnv({})(Effect.flatMap(ModelConfig.model, ModelConfig.languageModelLayer))
+      const offline = yield* withEnv({})(Effect.flatMap(ModelConfig.model, ModelConfig.layerLanguageModelFor))
       expect(Layer.isLayer(offline)).toBe(true)
       const openai = yield* withEnv({ AGENT_MODEL: "openai:gpt-x" })(
-        Effect.flip(Effect.flatMap(ModelConfig.model, ModelConfig.languageModelLayer))
+        Effect.flip(Effect.flatMap(ModelConfig.model, ModelConfig.layerLanguageModelFor))
       )
       expect(variablesOf(openai)).toEqual(["OPENAI_API_KEY"])
       const anthropic = yield* withEnv({ AGENT_MODEL: "anthropic:claude-x" })(
-        Effect.flip(Effect.flatMap(ModelConfig.model, ModelConfig.languageModelLayer))
+        Effect.flip(Effect.flatMap(ModelConfig.model, ModelConfig.layerLanguageModelFor))
       )
       expect(variablesOf(anthropic)).toEqual(["ANTHROPIC_API_KEY"])
     }))

@@ -16,11 +16,9 @@
  * marks those records `abandoned`. A request holds its lease from `begin`
  * until its record is finalized; the keeper's fiber lives in the pipeline's
  * Scope.
- *
- * @since 0.1.0
  */
 import { Clock, Duration, Effect, Fiber, Runtime, type Scope } from "effect"
-import type { RequestRecorder } from "./RequestRecorder.js"
+import type { RequestRecorder } from "./requestRecorder.js"
 
 /**
  * The longest a running record's changes wait for their write.

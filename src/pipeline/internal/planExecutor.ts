@@ -4,22 +4,20 @@
  * failed (with the tool's error) or skipped (a dependency did not succeed) —
  * and its duration. Tool failures never fail the request: synthesis reports
  * them. Each tool call is counted (`pipeline.tool.calls`, `pipeline.tool.duration`).
- *
- * @since 0.1.0
  */
 import { Deferred, Effect, FiberRef } from "effect"
-import { defaultMaxResultBytes } from "../ai/internal/toolResult.js"
-import { type Caller, checkOutput, type ToolCallResult } from "../ai/ToolCalls.js"
-import type { ToolRegistry } from "../ai/ToolRegistry.js"
-import type { ExecutionRecord, PhaseRecord, StepResult } from "../domain/ExecutionRecord.js"
-import type { Json, JsonObject } from "../domain/Json.js"
-import type { CallRef } from "../domain/Operation.js"
-import { referencePattern, type RoutingPlan, type RoutingStep } from "../domain/RoutingPlan.js"
-import { spanned } from "../runtime/internal/spans.js"
-import { elapsedMillis } from "../runtime/internal/timing.js"
-import { currentRequest } from "../runtime/Operations.js"
-import { unsafeRecordToolCall } from "../runtime/PipelineMetrics.js"
-import type { RequestRecorder } from "../runtime/RequestRecorder.js"
+import { defaultMaxResultBytes } from "../../ai/internal/toolResult.js"
+import { type Caller, checkOutput, type ToolCallResult } from "../../ai/ToolCalls.js"
+import type { ToolRegistry } from "../../ai/ToolRegistry.js"
+import type { ExecutionRecord, PhaseRecord, StepResult } from "../../domain/ExecutionRecord.js"
+import type { Json, JsonObject } from "../../domain/Json.js"
+import type { CallRef } from "../../domain/Operation.js"
+import { referencePattern, type RoutingPlan, type RoutingStep } from "../../domain/RoutingPlan.js"
+import type { RequestRecorder } from "../../runtime/internal/requestRecorder.js"
+import { spanned } from "../../runtime/internal/spans.js"
+import { elapsedMillis } from "../../runtime/internal/timing.js"
+import { currentRequest } from "../../runtime/Operations.js"
+import { unsafeRecordToolCall } from "../../runtime/PipelineMetrics.js"
 
 /**
  * Execution options.

@@ -16,12 +16,10 @@
  *
  * `RoutingPlan.PlanFromWire` decodes it into a `RoutingPlan`;
  * `PlanOutput.PlanOutput` is the Schema the model seam asks for.
- *
- * @since 0.1.0
  */
 import { Effect, Either, JSONSchema, ParseResult, Schema, type SchemaAST as AST } from "effect"
-import { deeperThan } from "./internal/jsonDepth.js"
-import { formatPath, type JsonObject, maxDepth } from "./Json.js"
+import { formatPath, type JsonObject, maxDepth } from "../Json.js"
+import { deeperThan } from "./jsonDepth.js"
 
 // A step's open objects sit at level 4 of a plan (plan, steps, step, the
 // object): the plan as a whole nests at most `Json.maxDepth` levels, in

@@ -5,24 +5,22 @@
  * become the Layer's requirements; handlers run with them provided, so every
  * service has `R = never`. The pool belongs to the Layer's scope: detached
  * runs are drained, then interrupted, when it closes.
- *
- * @since 0.1.0
  */
 import { Context, Duration, Effect, Either, Exit, Layer, type Scope } from "effect"
-import { isGuardable } from "../domain/Operation.js"
-import type { HookConfigError } from "../domain/PipelineError.js"
-import * as BackgroundPool from "../runtime/BackgroundPool.js"
-import { HookRuntime } from "../runtime/HookRuntime.js"
-import { defaultLimit, type RunLimit } from "../runtime/internal/bounded.js"
-import { provideServices, servicesOf } from "../runtime/internal/handlerContext.js"
-import * as Operations from "../runtime/Operations.js"
-import { isSync, plainOf, sync } from "../runtime/SyncHandler.js"
-import { AfterExecution, make as makeAfterExecution } from "./AfterExecution.js"
-import { AfterPlanning, make as makeAfterPlanning } from "./AfterPlanning.js"
-import { AfterSynthesis, make as makeAfterSynthesis } from "./AfterSynthesis.js"
-import { BeforePlanning, make as makeBeforePlanning } from "./BeforePlanning.js"
-import type * as Hook from "./Hook.js"
-import { isRequired, registryOf, validate } from "./HookRegistration.js"
+import { isGuardable } from "../../domain/Operation.js"
+import type { HookConfigError } from "../../domain/PipelineError.js"
+import * as BackgroundPool from "../../runtime/internal/backgroundPool.js"
+import { defaultLimit, type RunLimit } from "../../runtime/internal/bounded.js"
+import { provideServices, servicesOf } from "../../runtime/internal/handlerContext.js"
+import { HookRuntime } from "../../runtime/internal/hookRuntime.js"
+import * as Operations from "../../runtime/Operations.js"
+import { isSync, plainOf, sync } from "../../runtime/SyncHandler.js"
+import { AfterExecution, make as makeAfterExecution } from "../AfterExecution.js"
+import { AfterPlanning, make as makeAfterPlanning } from "../AfterPlanning.js"
+import { AfterSynthesis, make as makeAfterSynthesis } from "../AfterSynthesis.js"
+import { BeforePlanning, make as makeBeforePlanning } from "../BeforePlanning.js"
+import type * as Hook from "../Hook.js"
+import { isRequired, registryOf, validate } from "./hookRegistration.js"
 
 /**
  * The four stage services and the hook runtime.

@@ -8,15 +8,13 @@
  * every later change (late effect updates merge into the newest snapshot).
  * Store failures are logged, never surfaced: evidence must not change the
  * business outcome.
- *
- * @since 0.1.0
  */
 import { Cause, Effect } from "effect"
-import type { ExecutionRecord, HookInvocation, Lifecycle } from "../domain/ExecutionRecord.js"
-import { mergeStoredEvidence, withRun } from "../domain/internal/recordMerge.js"
-import { fitRecord, measure, stamp } from "../domain/internal/recordSize.js"
-import { flatText } from "./internal/flatText.js"
-import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./internal/invocationSlot.js"
+import type { ExecutionRecord, HookInvocation, Lifecycle } from "../../domain/ExecutionRecord.js"
+import { mergeStoredEvidence, withRun } from "../../domain/internal/recordMerge.js"
+import { fitRecord, measure, stamp } from "../../domain/internal/recordSize.js"
+import { flatText } from "./flatText.js"
+import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./invocationSlot.js"
 
 /**
  * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,

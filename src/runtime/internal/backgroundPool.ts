@@ -6,11 +6,9 @@
  * to `drainTimeout` for running and queued work, then interrupts what is
  * left; every run is recorded either way (an interrupted one as
  * "interrupted at shutdown").
- *
- * @since 0.1.0
  */
 import { Duration, Effect, FiberSet, type Scope } from "effect"
-import type { Detach } from "./internal/invoke.js"
+import type { Detach } from "./invoke.js"
 
 /**
  * Pool options.

@@ -13,11 +13,12 @@
  *   completion, tool arguments or result, a query, documents, memory) and
  *   returns the value for the next transform: chained in order.
  *
- * @since 0.1.0
+ * The `Hook` namespace re-exports what users name: `deny`, `Refusal`,
+ * `Finish` and `ToolOutcome`.
  */
 import { Data, Effect } from "effect"
-import type { Json, JsonObject } from "../domain/Json.js"
-import type { Call, Document, GuardableOperation, MemoryRecord, Operation, Result } from "../domain/Operation.js"
+import type { Json, JsonObject } from "../../domain/Json.js"
+import type { Call, Document, GuardableOperation, MemoryRecord, Operation, Result } from "../../domain/Operation.js"
 
 /**
  * Called with the result when the observed run ends.

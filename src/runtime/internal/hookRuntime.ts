@@ -4,12 +4,10 @@
  * detached hook runs live in. The hooks Layer (`PipelineHooks.layer`) builds
  * it from the registered hooks; the planner, the synthesizer, the executor
  * and the seams reach hooks only through it (DESIGN §6).
- *
- * @since 0.1.0
  */
 import { Context } from "effect"
-import type { Detach } from "./internal/invoke.js"
-import type { Operations } from "./Operations.js"
+import type { Operations } from "../Operations.js"
+import type { Detach } from "./invoke.js"
 
 /**
  * The runtime service.

@@ -8,24 +8,22 @@
  * sorting last among the after-planning hooks (priorities and dependencies
  * included). Subscriptions are checked for duplicate ids, dependencies,
  * guardable operations, applicable policies and known capabilities.
- *
- * @since 0.1.0
  */
 import { Either } from "effect"
-import { isGuardable } from "../domain/Operation.js"
+import { isGuardable } from "../../domain/Operation.js"
 import {
   type HookConfigError,
   InvalidHookSubscription,
   InvalidOrchestratorConfig,
   InvalidRequiredAfterPlanningHook
-} from "../domain/PipelineError.js"
-import { type Capability, type Grant, isCapability } from "../runtime/Capability.js"
-import type { RunLimit } from "../runtime/internal/bounded.js"
-import type { OperationHandlers } from "../runtime/OperationHooks.js"
-import { blocking, type ExecutionPolicy } from "../runtime/Policy.js"
-import * as Subscription from "../runtime/Subscription.js"
-import type * as Hook from "./Hook.js"
-import { operationKeys, safeProblem } from "./internal/hookShape.js"
+} from "../../domain/PipelineError.js"
+import { type Capability, type Grant, isCapability } from "../../runtime/Capability.js"
+import type { RunLimit } from "../../runtime/internal/bounded.js"
+import type { OperationHandlers } from "../../runtime/internal/operationHooks.js"
+import { blocking, type ExecutionPolicy } from "../../runtime/Policy.js"
+import * as Subscription from "../../runtime/Subscription.js"
+import type * as Hook from "../Hook.js"
+import { operationKeys, safeProblem } from "./hookShape.js"
 
 /**
  * A hook's handlers by point.
