@@ -166,9 +166,14 @@ const renderRequest = (request: string): string => renderSection("user_request",
 
 // ASCII only: one character outside Latin-1 makes every prompt built from
 // this text a two-byte string (twice the memory, where a record keeps it).
+// The example is the plan's wire form (`PlanOutput`, the schema a provider's
+// structured output enforces), so a server without structured output is
+// asked for the same object; a plain plan (`parameters` as an object) is
+// read too.
 const planningInstructions = `<instructions>
 Plan the tool calls that answer the user request. Reply with one JSON object:
-{"steps":[{"step_id":"s1","namespace":"...","agent":"...","capability":"...","parameters":{...},"depends_on":[],"implicit_deps":[]}],"terminal":true}
+{"reasoning":"...","steps":[{"step_id":"s1","namespace":"...","agent":"...","capability":"...","parameters_json":"{\\"city\\":\\"Paris\\"}","depends_on":[],"implicit_deps":[],"metadata_json":null}],"terminal":true}
+parameters_json is the text of one JSON object holding the tool's arguments ("{}" when it takes none).
 Use only tools from the tools section. A parameter may reference another step's output as "{{steps.<step_id>.output}}";
 a same-phase reference needs depends_on, a reference to an earlier phase's step needs implicit_deps.
 Set "terminal": false only when you need to see these results before planning more steps.

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
-import { ConversationHistory, Hook, PromptBuilder } from "effect-agent-pipeline"
+import { Effect, Option, Schema } from "effect"
+import { ConversationHistory, Hook, PromptBuilder, RoutingPlan } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep } from "../support/Harness.js"
+import { PlanWire } from "../support/Internal.js"
 
 const script = { plans: [plan([quoteStep("s1")])], synthesis: "answer" }
 
@@ -221,5 +222,39 @@ describe("escaping", () => {
       "x&gt;y",
       "plain"
     ])
+  })
+})
+
+describe("the planning prompt and the plan's wire schema", () => {
+  // Issue 19: the prompt asked for `"parameters": {…}` while structured
+  // output enforced `parameters_json`; a model saw two different contracts.
+  const example = (prompt: string): unknown => {
+    const line = prompt.split("\n").find((l) => l.startsWith("{\"reasoning\""))
+    if (line === undefined) throw new Error("no example object in the planning instructions")
+    return JSON.parse(line)
+  }
+  const prompt = PromptBuilder.defaultBuilder.buildPlanningPrompt({
+    request: "quote ACME",
+    tools: [],
+    enrichments: {},
+    phase: 1,
+    priorResults: []
+  })
+
+  it("the example object in the planning instructions is a plan in the wire schema", () => {
+    const wire = example(prompt)
+    // Decodes with the very schema the provider's structured output sends…
+    expect(() => Schema.decodeUnknownSync(PlanWire.PlanWire, { onExcessProperty: "error" })(wire)).not.toThrow()
+    // …and names every field of it (a field the schema requires is in the example).
+    const plan = Schema.decodeUnknownSync(PlanWire.PlanWire)(wire)
+    expect(Object.keys(plan).sort()).toEqual(Object.keys(PlanWire.PlanWire.fields).sort())
+    expect(Object.keys(plan.steps[0]!).sort()).toEqual(Object.keys(PlanWire.PlanStepWire.fields).sort())
+    // The parameters travel as JSON text, as the schema says.
+    expect(JSON.parse(plan.steps[0]!.parameters_json)).toEqual({ city: "Paris" })
+  })
+
+  it("the example decodes into a routing plan through the same path a model's reply takes", () => {
+    const decoded = Schema.decodeUnknownEither(RoutingPlan.PlanFromWire)(example(prompt))
+    expect(decoded._tag).toBe("Right")
   })
 })
