@@ -144,6 +144,6 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>, detach: 
     run: (request, results) =>
       participants.length === 0
         ? Effect.void
-        : Effect.asVoid(stage(request, { context: request.context, view: snapshot(results) }))
+        : Effect.asVoid(stage(Stage.whole, { context: request.context, view: snapshot(results) }))
   }
 }

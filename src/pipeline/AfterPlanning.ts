@@ -267,7 +267,7 @@ export const make = (
   const pass = (request: StageRequest, plan: RoutingPlan, info: Info, only: number | undefined) =>
     Effect.map(
       stage(
-        { recorder: request.recorder, phase: info.phase, only },
+        { phase: info.phase, only },
         { context: request.context, info, approved: only !== undefined, current: plan }
       ),
       (state) => state.current

@@ -99,6 +99,6 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): AfterSy
     run: (request, draft) =>
       participants.length === 0
         ? Effect.succeed(draft)
-        : Effect.map(stage(request, { context: request.context, current: draft }), (state) => state.current)
+        : Effect.map(stage(Stage.whole, { context: request.context, current: draft }), (state) => state.current)
   }
 }

@@ -21,6 +21,7 @@ import { Context, Effect } from "effect"
 import type * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { JsonObject } from "../domain/Json.js"
 import type { HookContractError, HookFailed } from "../domain/PipelineError.js"
+import { currentRecorder } from "../runtime/internal/currentRecorder.js"
 import * as Stage from "../runtime/internal/stage.js"
 import type { Participant } from "../runtime/Subscription.js"
 import type { StageRequest } from "./Hook.js"
@@ -113,7 +114,7 @@ export declare namespace BeforePlanning {
 export type Handler = NonNullable<Hook.Hook<never>["beforePlanning"]>
 
 /** What a short-circuit accepted or refused adds besides its record: the decision metric, a diagnostic. */
-const stepTaken = (step: Step, state: Accumulated & { readonly request: StageRequest }, hookName: string) => {
+const stepTaken = (step: Step, state: Accumulated, hookName: string) => {
   switch (step._tag) {
     case "Continue":
       return step.rejectedReason === undefined
@@ -126,7 +127,9 @@ const stepTaken = (step: Step, state: Accumulated & { readonly request: StageReq
         if (step.diagnostic !== undefined) {
           const diagnostic = `${hookName}: ${step.diagnostic}`
           yield* Effect.logWarning(diagnostic)
-          yield* state.request.recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
+          // On the request's record, as the stage's runs are (read again only on this rare path).
+          const recorder = yield* currentRecorder
+          yield* recorder.modify((r) => ({ ...r, diagnostics: [...r.diagnostics, diagnostic] }))
         }
         return true
       })
@@ -140,20 +143,19 @@ const stepTaken = (step: Step, state: Accumulated & { readonly request: StageReq
  * judged (`enrichmentJudgement.ts`); the first accepted short-circuit ends
  * the stage; a contract violation fails it whatever the hook's policy.
  */
-const rule: Stage.Rule<Parameters<Handler>, Accumulated & { readonly request: StageRequest }, Step, HookContractError> =
-  {
-    point: "before_planning",
-    args: (state) => [snapshot(state), state.gate],
-    accept: judge,
-    accepted: (step, state, { id }) => stepTaken(step, state, id),
-    rejected: (result) =>
-      result.value?._tag === "Violation"
-        ? Effect.zipRight(
-          ShortCircuit.recordDecisionMetric("invalid", result.value.error.reason, "invalid"),
-          Effect.fail(result.value.error)
-        )
-        : undefined
-  }
+const rule: Stage.Rule<Parameters<Handler>, Accumulated, Step, HookContractError> = {
+  point: "before_planning",
+  args: (state) => [snapshot(state), state.gate],
+  accept: judge,
+  accepted: (step, state, { id }) => stepTaken(step, state, id),
+  rejected: (result) =>
+    result.value?._tag === "Violation"
+      ? Effect.zipRight(
+        ShortCircuit.recordDecisionMetric("invalid", result.value.error.reason, "invalid"),
+        Effect.fail(result.value.error)
+      )
+      : undefined
+}
 
 /**
  * Builds the stage from its ordered participants (see `PipelineHooks.layer`).
@@ -170,8 +172,7 @@ export const make = (participants: ReadonlyArray<Participant<Handler>>): BeforeP
         ? Effect.succeed({ enrichments: request.context.enrichments })
         : Effect.clockWith((clock) =>
           Effect.map(
-            stage(request, {
-              request,
+            stage(Stage.whole, {
               context: request.context,
               gate,
               maxEnrichmentBytes,

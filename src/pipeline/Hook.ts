@@ -22,7 +22,6 @@ import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineConte
 import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { Capability } from "../runtime/Capability.js"
 import type { Around, Guard, ToolOutcome, Transform } from "../runtime/internal/operationHooks.js"
-import type { RequestRecorder } from "../runtime/internal/requestRecorder.js"
 import type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
 import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
 
@@ -328,7 +327,10 @@ export const required = <R = never>(
 ): Hook<R> => ({ ...hook, required: true })
 
 /**
- * What every stage runner receives about the request.
+ * What every stage runner receives about the request. The stage's hook runs
+ * are recorded on the request the fiber works for (`Operations.currentRequest`,
+ * which the pipeline sets around a request), not on an argument: a stage run
+ * outside any request records nothing.
  *
  * @since 0.1.0
  * @category models
@@ -336,5 +338,4 @@ export const required = <R = never>(
 export interface StageRequest {
   /** The request context; its enrichments are the request-start snapshot after BeforePlanning. */
   readonly context: PipelineContext
-  readonly recorder: RequestRecorder
 }

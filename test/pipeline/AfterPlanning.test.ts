@@ -16,7 +16,6 @@ import {
 import { allowedOperations, OperationNotAllowed } from "../../examples/plan-policy/PlanPolicy.js"
 import { ExecuteTrade } from "../../examples/shared/DemoTools.js"
 import { makeHarness, NAMESPACE, plan, quoteStep, tradeStep, weatherStep } from "../support/Harness.js"
-import { RequestRecorder } from "../support/Internal.js"
 
 const passThrough = (name: string, seen?: Array<RoutingPlan.RoutingPlan>) =>
   Hook.make({
@@ -557,19 +556,9 @@ describe("AfterPlanning stage: what an unchanged plan costs (C8)", () => {
     }
     return AfterPlanning.make([participant])
   }
-  const request = {
-    context: { requestId: PipelineContext.RequestId.make("stage"), request: "q", metadata: {}, enrichments: {} },
-    recorder: RequestRecorder.disabled({
-      schemaVersion: 1,
-      requestId: "stage",
-      recordRevision: 0,
-      mode: "pipeline",
-      request: "q",
-      metadata: {},
-      phases: [],
-      hookInvocations: [],
-      diagnostics: []
-    })
+  // Outside any request: the stage records nothing.
+  const request: Hook.StageRequest = {
+    context: { requestId: PipelineContext.RequestId.make("stage"), request: "q", metadata: {}, enrichments: {} }
   }
   const runWith = (handler: AfterPlanning.Handler) =>
     Effect.gen(function*() {
@@ -637,19 +626,9 @@ describe("AfterPlanning.runRequired: the boundary again on an approved plan (DES
     after: [],
     ...extra
   })
-  const request = {
-    context: { requestId: PipelineContext.RequestId.make("resume"), request: "q", metadata: {}, enrichments: {} },
-    recorder: RequestRecorder.disabled({
-      schemaVersion: 1,
-      requestId: "resume",
-      recordRevision: 0,
-      mode: "resume",
-      request: "q",
-      metadata: {},
-      phases: [],
-      hookInvocations: [],
-      diagnostics: []
-    })
+  // Outside any request: the stage records nothing.
+  const request: Hook.StageRequest = {
+    context: { requestId: PipelineContext.RequestId.make("resume"), request: "q", metadata: {}, enrichments: {} }
   }
   const info = { phase: 1, priorStepIds: [], validation }
   /** An ordinary hook that counts its calls, then the required one, which depends on it. */

@@ -10,7 +10,7 @@ import {
   AgentResponse,
   Approval,
   ExecutionRecord,
-  type Hook,
+  Hook,
   PromptBuilder,
   type RoutingPlan,
   ToolRegistry
@@ -432,6 +432,78 @@ describe("HITL approval", () => {
       ])
       expect(stepResultsIn(plans[1]!)?.map((s) => s.step_id)).toEqual(["t1"])
       expect(PromptBuilder.readSection(textPrompts(h.prompts)[0]!, "agent_memory")).toBe("remember the limits")
+    }))
+
+  it.scoped("a resume's stage runs are recorded in the resumed request's record: approved, the required boundary again, AfterExecution and AfterSynthesis; rejected, none, and the record ends rejected", () =>
+    Effect.gen(function*() {
+      const gov = Hook.required({ name: "gov", afterPlanning: (_c, p) => Effect.succeed(p) })
+      const tail: Hook.Hook<never> = {
+        name: "tail",
+        afterExecution: () => Effect.void,
+        afterSynthesis: (_c, text) => Effect.succeed(`${text}!`)
+      }
+      const { tools } = countingTools()
+      const h = yield* makeHarness({
+        hooks: [tail, gov],
+        tools,
+        approval: tradesNeedApproval([]),
+        script: { plans: [plan([tradeStep("t1")]), plan([tradeStep("t1")])], synthesis: "bought" }
+      })
+      const runs = (record: ExecutionRecord.ExecutionRecord) =>
+        record.hookInvocations.map((i) => [i.stage, i.name, i.outcome, i.phase])
+      const suspend = (requestId: string) =>
+        Effect.flatMap(
+          h.pipeline.process({ request: "buy ACME", requestId }),
+          (result) =>
+            result._tag === "Suspended" ? Effect.succeed(result.checkpoint) : Effect.die("expected a suspension")
+        )
+
+      const approved = yield* suspend("resume-runs-approve")
+      expect(runs(yield* h.record("resume-runs-approve"))).toEqual([["after_planning", "gov", "succeeded", 1]])
+      expect(completed(yield* h.pipeline.resume(approved.checkpointId, "approve")).response).toBe("bought!")
+      const record = yield* h.record("resume-runs-approve")
+      expect(record.mode).toBe("resume")
+      expect(record.lifecycle?.status).toBe("succeeded")
+      expect(runs(record)).toEqual([
+        ["after_planning", "gov", "succeeded", 1],
+        ["after_planning", "gov", "succeeded", 1],
+        ["after_execution", "tail", "succeeded", undefined],
+        ["after_synthesis", "tail", "succeeded", undefined]
+      ])
+      expect(record.hookInvocations[1]?.decision).toEqual({
+        policy: "fail_closed",
+        action: "continue",
+        reason: "accepted"
+      })
+
+      const rejected = yield* suspend("resume-runs-reject")
+      expect((yield* h.pipeline.resume(rejected.checkpointId, "reject"))._tag).toBe("Rejected")
+      const rejectedRecord = yield* h.record("resume-runs-reject")
+      expect(rejectedRecord.lifecycle?.status).toBe("rejected")
+      expect(runs(rejectedRecord)).toEqual([["after_planning", "gov", "succeeded", 1]])
+    }))
+
+  it.scoped("recording off: an approved resume runs its stages (the required boundary again, AfterSynthesis) and records nothing", () =>
+    Effect.gen(function*() {
+      const calls: Array<string> = []
+      const gov = Hook.required({ name: "gov", afterPlanning: (_c, p) => Effect.sync(() => (calls.push("gov"), p)) })
+      const tail: Hook.Hook<never> = {
+        name: "tail",
+        afterSynthesis: (_c, text) => Effect.sync(() => (calls.push("tail"), `${text}!`))
+      }
+      const { tools } = countingTools()
+      const h = yield* makeHarness({
+        hooks: [tail, gov],
+        tools,
+        options: { recording: false },
+        approval: tradesNeedApproval([]),
+        script: { plans: [plan([tradeStep("t1")])], synthesis: "bought" }
+      })
+      const result = yield* h.pipeline.process({ request: "buy ACME", requestId: "resume-off" })
+      if (result._tag !== "Suspended") throw new Error("expected a suspension")
+      expect(completed(yield* h.pipeline.resume(result.checkpoint.checkpointId, "approve")).response).toBe("bought!")
+      expect(calls).toEqual(["gov", "gov", "tail"])
+      expect(Option.isNone(yield* Effect.orDie(h.store.get("resume-off")))).toBe(true)
     }))
 })
 

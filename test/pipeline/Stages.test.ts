@@ -1,8 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
-import { AfterExecution, Hook, PipelineContext, Policy, PromptBuilder, type Subscription } from "effect-agent-pipeline"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
+import {
+  AfterExecution,
+  AfterSynthesis,
+  Hook,
+  PipelineContext,
+  Policy,
+  PromptBuilder,
+  RequestScope,
+  type Subscription
+} from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
-import { RequestRecorder } from "../support/Internal.js"
+import { HookRuntime, PipelineHooks, RequestRecorder } from "../support/Internal.js"
 
 const twoPhases = {
   plans: [plan([quoteStep("s1")], false), plan([weatherStep("s2")], true)],
@@ -150,19 +159,9 @@ describe("AfterExecution", () => {
         [participant("observer", (_c, r) => Effect.sync(() => void (view = r)))],
         (_policy, run) => Effect.asVoid(Effect.forkDaemon(run))
       )
+      // Outside any request: nothing is recorded.
       yield* stage.run({
-        context: { requestId: PipelineContext.RequestId.make("view"), request: "q", metadata: {}, enrichments: {} },
-        recorder: RequestRecorder.disabled({
-          schemaVersion: 1,
-          requestId: "view",
-          recordRevision: 0,
-          mode: "pipeline",
-          request: "q",
-          metadata: {},
-          phases: [],
-          hookInvocations: [],
-          diagnostics: []
-        })
+        context: { requestId: PipelineContext.RequestId.make("view"), request: "q", metadata: {}, enrichments: {} }
       }, results)
       expect(view).toStrictEqual(expected)
       expect(view?.steps[1]).toBe(view?.phases[0]?.steps[1])
@@ -227,6 +226,48 @@ describe("AfterSynthesis", () => {
       ])
       expect(record.hookInvocations[1]?.error).toBe("guardrail service down")
       expect(record.hookInvocations[2]?.error).toMatch(/must return a string, got number/)
+    }))
+
+  it.scoped("a stage's runs are recorded on the request the fiber works for (RequestScope.currentRequest), not on an argument; outside any request, or with recording off, on nothing", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(PipelineHooks.layer<never>([append("a", " [a]")]))
+      const stage = Context.get(context, AfterSynthesis.AfterSynthesis)
+      const operations = Context.get(context, HookRuntime.HookRuntime).operations
+      const scope = yield* Effect.scope
+      const initial = {
+        schemaVersion: 1,
+        requestId: "in",
+        recordRevision: 0,
+        mode: "pipeline",
+        request: "q",
+        metadata: {},
+        phases: [],
+        hookInvocations: [],
+        diagnostics: []
+      } as const
+      const request: Hook.StageRequest = {
+        context: { requestId: PipelineContext.RequestId.make("in"), request: "q", metadata: {}, enrichments: {} }
+      }
+      const inRequest = (recorder: RequestRecorder.RequestRecorder) =>
+        Effect.locally(stage.run(request, "draft"), RequestScope.currentRequest, {
+          scope,
+          requestId: "in",
+          recorder,
+          operations
+        })
+
+      const recorder = RequestRecorder.make(() => Effect.void, initial)
+      expect(yield* inRequest(recorder)).toBe("draft [a]")
+      expect(recorder.current().hookInvocations.map((i) => [i.stage, i.name, i.outcome])).toEqual([
+        ["after_synthesis", "a", "succeeded"]
+      ])
+      // Recording off: the request's disabled recorder, and the stage still runs.
+      const off = RequestRecorder.disabled(initial)
+      expect(yield* inRequest(off)).toBe("draft [a]")
+      expect(off.current().hookInvocations).toEqual([])
+      // Outside any request: nothing is recorded, and the request's recorder is untouched.
+      expect(yield* stage.run(request, "draft")).toBe("draft [a]")
+      expect(recorder.current().hookInvocations).toHaveLength(1)
     }))
 })
 

@@ -5,7 +5,7 @@
  * and its duration. Tool failures never fail the request: synthesis reports
  * them. Each tool call is counted (`pipeline.tool.calls`, `pipeline.tool.duration`).
  */
-import { Deferred, Effect, FiberRef } from "effect"
+import { Deferred, Effect } from "effect"
 import { defaultMaxResultBytes } from "../../ai/internal/toolResult.js"
 import { type Caller, checkOutput, type ToolCallResult } from "../../ai/ToolCalls.js"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
@@ -13,10 +13,10 @@ import type { ExecutionRecord, PhaseRecord, StepResult } from "../../domain/Exec
 import type { Json, JsonObject } from "../../domain/Json.js"
 import type { CallRef } from "../../domain/Operation.js"
 import { referencePattern, type RoutingPlan, type RoutingStep } from "../../domain/RoutingPlan.js"
+import { currentRecorder } from "../../runtime/internal/currentRecorder.js"
 import type { RequestRecorder } from "../../runtime/internal/requestRecorder.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
-import { currentRequest } from "../../runtime/Operations.js"
 import { unsafeRecordToolCall } from "../../runtime/PipelineMetrics.js"
 
 /**
@@ -127,7 +127,8 @@ export const execute: (
         })
       ))
   const phase = options?.phase
-  const recorder = phase === undefined ? undefined : (yield* FiberRef.get(currentRequest))?.recorder
+  // The record of the request the fiber works for (none outside a request, or with recording off).
+  const recorder = phase === undefined ? undefined : yield* currentRecorder
   // One step depends on nothing in its plan: it runs on this fiber, with
   // no semaphore, no completion signals and no fork (a fork costs a
   // scheduler hop before the request can go on).

@@ -29,6 +29,12 @@ import type { StageRequest } from "../Hook.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
+  /**
+   * The request's recorder. The pipeline sets it as the request's
+   * `currentRequest` (`hookScope`), where the stages and the operations
+   * read it; a rejected resume's wraps the written one.
+   */
+  readonly recorder: RequestRecorder.RequestRecorder
   readonly startedAt: number
   /** A monotonic reading (`elapsedMillis`) at the start: the request's measured duration starts here. */
   readonly clockStart: number

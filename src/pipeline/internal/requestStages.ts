@@ -111,7 +111,9 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
   const hookScope = <A, E>(state: RequestState, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     Effect.withFiberRuntime((fiber) => {
       // Already inside this request's scope (the buffered path opens it once
-      // around everything): nothing to set.
+      // around everything): nothing to set. A request's scope and recorder
+      // come from one state (`begin`, a resume's `run`), so the handle set
+      // holds `state.recorder` too — what the stages record on.
       const previousRequest = fiber.getFiberRef(RequestScope.currentRequest)
       if (previousRequest?.scope === state.scope) return effect
       // `Effect.locally` twice, in one region: both values set on entry and

@@ -6,6 +6,10 @@
  * whether it completed, then apply its failure policy — a fail-closed
  * participant's rejected run stops the stage with `HookFailed`.
  *
+ * The runs are recorded on the request the fiber works for (its
+ * `currentRequest`, read once per pass), not on an argument: outside any
+ * request, or with recording off, nothing is recorded.
+ *
  * A stage is its {@link Rule}: the arguments a run gets, how its returned
  * value is judged, and how an accepted value folds into the stage's state.
  * `BeforePlanning`, `AfterPlanning`, `AfterExecution` and `AfterSynthesis`
@@ -14,6 +18,7 @@
 import { Effect } from "effect"
 import type { HookFailed } from "../../domain/PipelineError.js"
 import type { Participant } from "../Subscription.js"
+import { currentRecorder } from "./currentRecorder.js"
 import {
   dependencyFailed,
   type Detach,
@@ -26,7 +31,6 @@ import {
   syncOnly,
   type Verdict
 } from "./invoke.js"
-import type { RequestRecorder } from "./requestRecorder.js"
 import { skipped } from "./skip.js"
 
 /** The points whose participants run as a stage (one after another, on the request). */
@@ -73,7 +77,6 @@ export type Handler<Args extends ReadonlyArray<unknown>> = (...args: Args) => un
 
 /** One request's pass through a stage. */
 export interface Pass {
-  readonly recorder: RequestRecorder
   /** The phase the runs belong to (after-planning runs are per phase). */
   readonly phase?: number | undefined
   /**
@@ -82,6 +85,9 @@ export interface Pass {
    */
   readonly only?: number | undefined
 }
+
+/** A pass over every participant, in no phase (every stage but AfterPlanning). */
+export const whole: Pass = {}
 
 /**
  * A stage over its ordered participants: `run(pass, state)` folds every
@@ -98,6 +104,8 @@ export const make = <Args extends ReadonlyArray<unknown>, S, A, E>(
     rule.unmet?.(participant, detail, state) ?? dependencyFailed(spec, detail)
 
   const fold = Effect.fnUntraced(function*(pass: Pass, state: S, inflight: Inflight) {
+    // The request's recorder, once per pass.
+    const recorder = yield* currentRecorder
     // The runs a pass skips (a resume's) completed when the plan was made.
     const completed: Array<boolean> = pass.only === undefined ? [] : participants.map(() => true)
     const end = pass.only === undefined ? participants.length : pass.only + 1
@@ -111,7 +119,7 @@ export const make = <Args extends ReadonlyArray<unknown>, S, A, E>(
         metricLabels: participant.metricLabels,
         sequence,
         phase: pass.phase,
-        recorder: pass.recorder,
+        recorder,
         inflight,
         failure: participant.failure,
         execution: participant.execution,
