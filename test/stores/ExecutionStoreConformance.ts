@@ -17,7 +17,19 @@
  * for normal and error records.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Array as Arr, Duration, Effect, FastCheck, Fiber, type Layer, Option, Ref, Schema, TestClock } from "effect"
+import {
+  Array as Arr,
+  Clock,
+  Duration,
+  Effect,
+  FastCheck,
+  Fiber,
+  type Layer,
+  Option,
+  Ref,
+  Schema,
+  TestClock
+} from "effect"
 import { ExecutionRecord, type LifecycleStatus } from "../../src/domain/ExecutionRecord.js"
 import { ExecutionStore, type RecordPage, type RetentionSettings } from "../../src/stores/ExecutionStore.js"
 import { propertyRuns } from "../support/PropertyRuns.js"
@@ -494,11 +506,16 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         yield* store.create(makeRecord("dead", 1, { status: "running", leaseExpiresAt: 30_000 }))
         // Without any call from the test, the sweep runs (a backend doing real
         // I/O finishes a pass a little after the clock moved: wait for it).
+        // A pass still running when the clock moved schedules its next one
+        // from the moved clock, past the test's move: so while waiting, the
+        // clock moves on a minute now and then (only ever later, which can
+        // only make a lease more expired) — the timer still does the work.
         const abandonedSoon = (id: string) =>
           Effect.gen(function*() {
             for (let i = 0; i < 300; i++) {
               if (Option.getOrThrow(yield* store.get(id)).lifecycle?.status === "abandoned") return true
               yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+              if (i % 25 === 24) yield* TestClock.adjust("1 minute")
             }
             return false
           })
@@ -506,10 +523,12 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         // (A store without a timer sweeps as it is written to.)
         yield* store.save(makeRecord("write-1", 1, { status: "succeeded" }))
         expect(yield* abandonedSoon("dead")).toBe(true)
-        // A pass that marks "dead-2" saw the clock past 61.5 minutes, and it
-        // purged (first) with the clock past 60: "old" is gone.
+        // A pass that marks "dead-2" saw the clock past its lease (30 s after
+        // it was made, past 61 minutes), and it purged (first) with the clock
+        // past 60: "old" is gone.
         yield* TestClock.adjust("60 minutes")
-        yield* store.create(makeRecord("dead-2", 1, { status: "running", leaseExpiresAt: 61.5 * 60_000 }))
+        const now = yield* Clock.currentTimeMillis
+        yield* store.create(makeRecord("dead-2", 1, { status: "running", leaseExpiresAt: now + 30_000 }))
         yield* TestClock.adjust("1 minute")
         yield* store.save(makeRecord("write-2", 1, { status: "succeeded" }))
         expect(yield* abandonedSoon("dead-2")).toBe(true)
