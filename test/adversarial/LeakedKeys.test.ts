@@ -425,9 +425,11 @@ describe("leaked keys: OpenAI embeddings (OpenAi.layerEmbeddings)", () => {
             EmbeddingModel.EmbeddingModel
           )
           // A hook that embeds the request (as a semantic cache would): its failure is recorded.
+          // The short bound only against the hanging server (see `optionsFor`).
+          const bound = failure === "timeout" ? "250 millis" : "10 seconds"
           const cacheProbe = Hook.make({
             name: "semantic-cache-probe",
-            timeout: "250 millis",
+            timeout: bound,
             beforePlanning: (context) => Effect.asVoid(embeddings.embed(context.request))
           })
           const agent = yield* agentOn(OfflineModel.layer, [cacheProbe])
@@ -437,7 +439,7 @@ describe("leaked keys: OpenAI embeddings (OpenAi.layerEmbeddings)", () => {
           expect(invocation?.outcome).toBe("failed")
 
           // The same failure, called directly.
-          const exit = yield* Effect.exit(Effect.timeout(embeddings.embed("direct call"), "250 millis"))
+          const exit = yield* Effect.exit(Effect.timeout(embeddings.embed("direct call"), bound))
           if (Exit.isSuccess(exit)) throw new Error("expected the embedding call to fail")
           const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
           if (failure !== "timeout") {
