@@ -159,8 +159,14 @@ export const renderKnownEnrichments = (enrichments: JsonObject): ReadonlyArray<s
 const renderTools = (tools: ReadonlyArray<ToolDescriptor>): string =>
   renderSection("tools", tools.map((t) => JSON.stringify(t)).join("\n"))
 
+// What a step did, without when or how long: timings would make the same
+// request's prompt (and its token count, and any cache keyed on it) differ
+// from run to run. The record keeps them.
 const renderResults = (steps: ReadonlyArray<StepResult>): string =>
-  renderSection("step_results", steps.map((s) => JSON.stringify(s)).join("\n"))
+  renderSection(
+    "step_results",
+    steps.map(({ duration: _duration, startedAt: _startedAt, ...step }) => JSON.stringify(step)).join("\n")
+  )
 
 const renderRequest = (request: string): string => renderSection("user_request", request)
 

@@ -258,3 +258,44 @@ describe("the planning prompt and the plan's wire schema", () => {
     expect(decoded._tag).toBe("Right")
   })
 })
+
+describe("step results in prompts", () => {
+  const step = (startedAt: number, duration: number) => ({
+    step_id: "s1",
+    namespace: "quotes",
+    agent: "stock-service",
+    capability: "stock_quote",
+    status: "succeeded" as const,
+    output: { price: 42 },
+    startedAt,
+    duration
+  })
+  const synthesis = (startedAt: number, duration: number) =>
+    PromptBuilder.defaultBuilder.buildSynthesisPrompt({
+      request: "quote ACME",
+      enrichments: {},
+      steps: [step(startedAt, duration)]
+    })
+
+  it("the same results make the same prompt, whenever and however long the steps ran (timings stay in the record)", () => {
+    expect(synthesis(1_700_000_000_000, 12.5)).toBe(synthesis(1_800_000_000_000, 3_400))
+    const results = PromptBuilder.readSection(synthesis(1_700_000_000_000, 12.5), "step_results") ?? ""
+    expect(JSON.parse(results)).toEqual({
+      step_id: "s1",
+      namespace: "quotes",
+      agent: "stock-service",
+      capability: "stock_quote",
+      status: "succeeded",
+      output: { price: 42 }
+    })
+    const continuation = PromptBuilder.defaultBuilder.buildContinuationPrompt({
+      request: "quote ACME",
+      enrichments: {},
+      tools: [],
+      phase: 2,
+      priorResults: [step(5, 6)]
+    })
+    expect(continuation).not.toContain("startedAt")
+    expect(continuation).not.toContain("duration")
+  })
+})
