@@ -20,6 +20,7 @@ export default defineConfig({
       { find: /^effect-agent-pipeline\/redis$/, replacement: src("./src/stores/redis/ActivityStoreRedis.ts") },
       { find: /^effect-agent-pipeline\/otel$/, replacement: src("./src/runtime/otel/Telemetry.ts") },
       { find: /^effect-agent-pipeline\/openai$/, replacement: src("./src/ai/providers/OpenAi.ts") },
+      { find: /^effect-agent-pipeline\/openai-compat$/, replacement: src("./src/ai/providers/OpenAiCompat.ts") },
       { find: /^effect-agent-pipeline\/anthropic$/, replacement: src("./src/ai/providers/Anthropic.ts") },
       { find: /^effect-agent-pipeline$/, replacement: src("./src/index.ts") }
     ]

@@ -38,7 +38,7 @@ import { escapeContent } from "../domain/PromptSections.js"
 import { decodeTextEither, type RoutingPlan } from "../domain/RoutingPlan.js"
 import { HookRuntime } from "../runtime/internal/hookRuntime.js"
 import { makeCaller } from "./internal/modelCalls.js"
-import { clientOf } from "./internal/modelClient.js"
+import { clientOf, ModelIdentity } from "./internal/modelClient.js"
 import type { CallInfo } from "./internal/modelRecord.js"
 import { aiErrorText } from "./internal/safeAiError.js"
 import * as ModelPolicy from "./ModelPolicy.js"
@@ -105,6 +105,8 @@ export declare namespace Inference {
 export class FallbackModel extends Context.Tag("effect-agent-pipeline/FallbackModel")<FallbackModel, {
   readonly languageModel: LanguageModel.Service
   readonly direct: DirectModel.Service | undefined
+  /** Which model it is, for telemetry, when its Layer says (provider, model, server). */
+  readonly identity?: ModelIdentity.Service | undefined
 }>() {}
 
 /**
@@ -128,7 +130,8 @@ export const layerFallback = <E, R>(
     FallbackModel,
     Effect.all({
       languageModel: LanguageModel.LanguageModel,
-      direct: Effect.map(Effect.serviceOption(DirectModel), Option.getOrUndefined)
+      direct: Effect.map(Effect.serviceOption(DirectModel), Option.getOrUndefined),
+      identity: Effect.map(Effect.serviceOption(ModelIdentity), Option.getOrUndefined)
     })
   ).pipe(Layer.provide(model))
 
@@ -185,11 +188,15 @@ export const makeWith = (
     // else any LanguageModel through @effect/ai.
     const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectModel))
     const fallback = Option.getOrUndefined(yield* Effect.serviceOption(FallbackModel))
+    // Which model it is (provider, model asked for), when its Layer says: for telemetry.
+    const identity = Option.getOrUndefined(yield* Effect.serviceOption(ModelIdentity))
     const { withOperation, withOperationStream } = (yield* HookRuntime).operations
     const caller = makeCaller(
       policy,
-      clientOf("primary", model, direct),
-      fallback === undefined ? undefined : clientOf("fallback", fallback.languageModel, fallback.direct)
+      clientOf("primary", model, direct, identity),
+      fallback === undefined
+        ? undefined
+        : clientOf("fallback", fallback.languageModel, fallback.direct, fallback.identity)
     )
 
     const info = (request: InferenceRequest, purpose: CallInfo["purpose"], reask = 0): CallInfo => ({

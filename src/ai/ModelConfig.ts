@@ -4,9 +4,9 @@
  *
  * | variable | values | default |
  * | --- | --- | --- |
- * | `AGENT_MODEL` | `offline`, `openai:<model>`, `anthropic:<model>` | `offline` |
+ * | `AGENT_MODEL` | `offline`, `openai:<model>`, `anthropic:<model>`, `openai-compat:<model>` | `offline` |
  * | `AGENT_EMBEDDINGS` | `offline`, `openai:<model>` | `offline` |
- * | `OPENAI_BASE_URL` | an OpenAI Responses API base URL, ending in `/v1` (OpenAI, vLLM, Ollama, LM Studio) | `https://api.openai.com/v1` |
+ * | `OPENAI_BASE_URL` | an OpenAI API base URL, ending in `/v1`: Responses API for `openai:`, Chat Completions for `openai-compat:` (vLLM, Ollama, llama.cpp, LM Studio, LiteLLM) | `https://api.openai.com/v1` |
  * | `OPENAI_API_KEY` | the key, sent as a bearer token | required for api.openai.com |
  * | `ANTHROPIC_BASE_URL` | the Anthropic API base URL, without `/v1` | `https://api.anthropic.com` |
  * | `ANTHROPIC_API_KEY` | the key, sent as `x-api-key` | required for api.anthropic.com |
@@ -36,7 +36,7 @@ import * as ProviderEndpoint from "./ProviderEndpoint.js"
  */
 export type ModelChoice =
   | { readonly provider: "offline" }
-  | { readonly provider: "openai" | "anthropic"; readonly model: string }
+  | { readonly provider: "openai" | "anthropic" | "openai-compat"; readonly model: string }
 
 /**
  * The chosen embedding model.
@@ -73,7 +73,7 @@ const choice = <P extends string>(variable: string, providers: ReadonlyArray<P>)
  */
 export const model: Config.Config<ModelChoice> = Config.string("AGENT_MODEL").pipe(
   Config.withDefault("offline"),
-  Config.mapOrFail(choice("AGENT_MODEL", ["openai", "anthropic"] as const))
+  Config.mapOrFail(choice("AGENT_MODEL", ["openai", "anthropic", "openai-compat"] as const))
 )
 
 /**
@@ -94,6 +94,12 @@ const loadOpenAi = (variable: string) =>
   Effect.tryPromise({
     try: () => import("./providers/OpenAi.js"),
     catch: loadFailed(variable, "@effect/ai-openai and @effect/platform-node")
+  })
+
+const loadOpenAiCompat = (variable: string) =>
+  Effect.tryPromise({
+    try: () => import("./providers/OpenAiCompat.js"),
+    catch: loadFailed(variable, "@effect/platform and @effect/platform-node")
   })
 
 const loadAnthropic = (variable: string) =>
@@ -134,6 +140,12 @@ export const layerLanguageModelFor = (
         ProviderEndpoint.anthropic,
         loadAnthropic("AGENT_MODEL"),
         (endpoint, Anthropic) => Anthropic.layer({ model: choice.model, ...endpoint })
+      )
+    case "openai-compat":
+      return Effect.zipWith(
+        ProviderEndpoint.openAi,
+        loadOpenAiCompat("AGENT_MODEL"),
+        (endpoint, OpenAiCompat) => OpenAiCompat.layer({ model: choice.model, ...endpoint })
       )
   }
 }

@@ -33,6 +33,7 @@ import { AiError, LanguageModel } from "@effect/ai"
 import type { Response } from "@effect/ai"
 import { Effect, Layer, Stream } from "effect"
 import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
+import { withIdentity } from "./internal/modelClient.js"
 import * as planning from "./internal/offlinePlanning.js"
 import { lastUserText } from "./internal/offlinePrompt.js"
 import * as synthesis from "./internal/offlineSynthesis.js"
@@ -174,4 +175,8 @@ export const make: Effect.Effect<LanguageModel.Service> = Effect.map(provider, (
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> = ModelProvider.layer(provider)
+export const layer: Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> = withIdentity(
+  ModelProvider.layer(provider),
+  // Telemetry: this library's own in-process model (spans `chat offline`).
+  { provider: "effect_agent_pipeline", model: "offline" }
+)

@@ -14,6 +14,7 @@
 import { AiError, LanguageModel } from "@effect/ai"
 import type { Prompt, Response } from "@effect/ai"
 import { Effect, Layer, Stream } from "effect"
+import { withIdentity } from "./internal/modelClient.js"
 import * as ModelProvider from "./ModelProvider.js"
 
 /**
@@ -199,7 +200,11 @@ export const make = (script: Script): Effect.Effect<Handle> =>
 
     return {
       service: provider.languageModel,
-      layer: ModelProvider.layer(Effect.succeed(provider)),
+      // Telemetry: this library's own in-process model (spans `chat scripted`).
+      layer: withIdentity(ModelProvider.layer(Effect.succeed(provider)), {
+        provider: "effect_agent_pipeline",
+        model: "scripted"
+      }),
       prompts,
       plansUsed: () => next
     }

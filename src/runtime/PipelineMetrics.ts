@@ -9,10 +9,12 @@
  * | `pipeline.hook.duration` | histogram | `ms` | `pipeline.hook.name`, `pipeline.hook.stage`, `pipeline.operation` (operation hooks), `pipeline.hook.outcome` |
  * | `pipeline.tool.calls` | counter | `{call}` | `pipeline.tool.name`, `pipeline.tool.outcome` |
  * | `pipeline.tool.duration` | histogram | `ms` | `pipeline.tool.name`, `pipeline.tool.outcome` |
- * | `gen_ai.client.token.usage` | histogram | `{token}` | `gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.token.type`, `pipeline.inference.purpose`, `gen_ai.provider.name` (when known) |
+ * | `gen_ai.client.token.usage` | histogram | `{token}` | `gen_ai.operation.name`, `gen_ai.token.type`, `pipeline.inference.purpose`; when known `gen_ai.provider.name`, `gen_ai.request.model` (asked for), `gen_ai.response.model` (answered), `server.address`, `server.port` |
  *
- * Every series also carries a `unit` tag: it is how Effect's metric keys
- * carry a unit, and the OTLP exporters turn it into the metric's unit. The
+ * In Effect's registry every series also carries a `unit` tag: Effect's
+ * metric keys have no unit of their own, and `@effect/opentelemetry`'s
+ * exporters read a metric's unit from that tag. `effect-agent-pipeline/otel`
+ * sends it as the metric's unit only, not as a data point attribute. The
  * short-circuit counter, `orchestration.pipeline.short_circuit.decision`,
  * stays in `ShortCircuit` (C17).
  *
@@ -39,7 +41,6 @@ import {
   tokensUnit
 } from "./internal/metricParts.js"
 
-/** Millisecond bounds from 10 µs to 2 minutes (hooks and tools are often sub-millisecond). */
 /**
  * How long a request took, from its start to its finalized record, in
  * milliseconds. Tags: `pipeline.mode` (`pipeline`, `stream`, `resume`,
@@ -51,7 +52,7 @@ import {
  * import { Effect, Metric } from "effect"
  * import { PipelineMetrics } from "effect-agent-pipeline"
  *
- * // The state of one series: its tags, the unit tag included.
+ * // The state of one series: its tags, the unit tag included (Effect's registry keeps the unit as a tag).
  * const succeeded = Metric.value(
  *   PipelineMetrics.requestDuration.pipe(
  *     Metric.tagged("pipeline.mode", "pipeline"),
@@ -117,10 +118,11 @@ export const toolDuration = Metric.histogram(
 /**
  * Tokens a model call used (the GenAI semantic conventions'
  * `gen_ai.client.token.usage`): one sample per token type and call. Tags:
- * `gen_ai.operation.name` (default `chat`), `gen_ai.request.model`,
- * `gen_ai.token.type` (`input`, `output`), `pipeline.inference.purpose`
- * (what the call was for: `plan`, `synthesis`, …) and, when known,
- * `gen_ai.provider.name`.
+ * `gen_ai.operation.name` (default `chat`), `gen_ai.token.type` (`input`,
+ * `output`), `pipeline.inference.purpose` (what the call was for: `plan`,
+ * `synthesis`, …) and, when known, `gen_ai.provider.name`,
+ * `gen_ai.request.model` (the model asked for), `gen_ai.response.model`
+ * (the model the server said answered), `server.address` and `server.port`.
  *
  * @since 0.1.0
  * @category metrics
@@ -249,8 +251,10 @@ export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, duratio
  * @category models
  */
 export interface TokenUsage {
-  /** The model asked for (`gen_ai.request.model`). */
-  readonly model: string
+  /** The model asked for, as the request named it (`gen_ai.request.model`); omitted when unknown. */
+  readonly model?: string | undefined
+  /** The model the server said answered (`gen_ai.response.model`, e.g. `gpt-4.1-mini-2025-04-14`); omitted when unknown. */
+  readonly responseModel?: string | undefined
   /** What the call was for: `plan`, `synthesis`, `embedding`, … (`pipeline.inference.purpose`). */
   readonly purpose: string
   readonly inputTokens?: number | undefined
@@ -259,26 +263,42 @@ export interface TokenUsage {
   readonly provider?: string | undefined
   /** `gen_ai.operation.name`; default `chat`. */
   readonly operation?: string | undefined
+  /** The API's host (`server.address`); omitted when unknown. */
+  readonly serverAddress?: string | undefined
+  /** The API's port (`server.port`, sent with `server.address`). */
+  readonly serverPort?: number | undefined
 }
 
 const tokenLabels = cacheOf(1_024)
 
+/** The optional tags of a token sample, as `[key, value]` pairs (undefined values left out). */
+const optionalTokenTags = (usage: TokenUsage): Array<readonly [string, string]> => {
+  const tags: Array<readonly [string, string]> = []
+  const add = (key: string, value: string | number | undefined) => {
+    if (value !== undefined) tags.push([key, String(value)])
+  }
+  add("gen_ai.provider.name", usage.provider)
+  add("gen_ai.request.model", usage.model)
+  add("gen_ai.response.model", usage.responseModel)
+  add("server.address", usage.serverAddress)
+  if (usage.serverAddress !== undefined) add("server.port", usage.serverPort)
+  return tags
+}
+
 const recordTokens = (usage: TokenUsage, type: "input" | "output", count: number | undefined): void => {
   if (count === undefined || !Number.isFinite(count) || count < 0) return
   const operation = usage.operation ?? "chat"
-  const provider = usage.provider
+  const optional = optionalTokenTags(usage)
+  const key = [operation, usage.purpose, type, ...optional.map(([k, v]) => `${k}=${v}`)].join("\u0000")
   tokenUsage.unsafeUpdate(
     count,
-    tokenLabels(`${operation}\u0000${usage.model}\u0000${usage.purpose}\u0000${provider ?? ""}\u0000${type}`, () => {
-      const tags: Array<readonly [string, string]> = [
+    tokenLabels(key, () =>
+      labels(tokensUnit, [
         ["gen_ai.operation.name", operation],
-        ["gen_ai.request.model", usage.model],
         ["gen_ai.token.type", type],
-        ["pipeline.inference.purpose", usage.purpose]
-      ]
-      if (provider !== undefined) tags.push(["gen_ai.provider.name", provider])
-      return labels(tokensUnit, tags)
-    })
+        ["pipeline.inference.purpose", usage.purpose],
+        ...optional
+      ]))
   )
 }
 
@@ -291,7 +311,9 @@ const recordTokens = (usage: TokenUsage, type: "input" | "output", count: number
  * ```ts
  * import { PipelineMetrics } from "effect-agent-pipeline"
  *
- * PipelineMetrics.unsafeRecordTokenUsage({ model: "gpt-4o-mini", purpose: "plan", inputTokens: 812, outputTokens: 64 })
+ * // The model asked for, and the one the server said answered.
+ * const usage = { provider: "openai", model: "gpt-4o-mini", responseModel: "gpt-4o-mini-2024-07-18" }
+ * PipelineMetrics.unsafeRecordTokenUsage({ ...usage, purpose: "plan", inputTokens: 812, outputTokens: 64 })
  * ```
  *
  * @since 0.1.0

@@ -4,8 +4,9 @@
  * A canary key is driven through every way a provider call fails — 404,
  * 401, 429, 500, a timeout, a refused and a reset connection, a body that
  * is not JSON, a body that is JSON but not the provider's shape — for
- * OpenAI and Anthropic (planning, buffered and streamed synthesis) and
- * OpenAI embeddings, over real HTTP on loopback (the fake servers). For
+ * OpenAI (Responses), an OpenAI-compatible server over Chat Completions
+ * (vLLM's shapes) and Anthropic (planning, buffered and streamed synthesis)
+ * and OpenAI embeddings, over real HTTP on loopback (the fake servers). For
  * each, every surface a key could reach is read — the typed error through
  * `JSON.stringify`, `util.inspect` (depth Infinity, hidden properties),
  * `String` and `Cause.pretty` (with and without the cause chain), the
@@ -50,10 +51,12 @@ import {
 } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import * as OpenAi from "effect-agent-pipeline/openai"
+import * as OpenAiCompat from "effect-agent-pipeline/openai-compat"
 import { randomBytes } from "node:crypto"
 import * as util from "node:util"
 import { allTools } from "../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../support/FakeAnthropic.js"
+import * as FakeChatCompletions from "../support/FakeChatCompletions.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { plan } from "../support/Harness.js"
 import * as InMemoryTracing from "../support/InMemoryTracing.js"
@@ -183,7 +186,7 @@ type Path = "planning" | "buffered synthesis" | "streamed synthesis"
 const PATHS: ReadonlyArray<Path> = ["planning", "buffered synthesis", "streamed synthesis"]
 
 interface Provider {
-  readonly name: "OpenAI" | "Anthropic"
+  readonly name: "OpenAI" | "Anthropic" | "OpenAI-compatible"
   readonly server: Effect.Effect<WireServer.WireServer & { readonly apiUrl: string }, never, Scope.Scope>
   /** The base URL a client gets for a server at `url` (`/v1` or not). */
   readonly apiUrlOf: (url: string) => string
@@ -203,6 +206,17 @@ const OPENAI: Provider = {
   error: FakeOpenAi.error,
   plan: FakeOpenAi.plan(plan([])),
   brokenBody: FakeOpenAi.brokenBody,
+  carriedKey: (request) => request.headers["authorization"] === `Bearer ${CANARY}`
+}
+
+const CHAT_COMPLETIONS: Provider = {
+  name: "OpenAI-compatible",
+  server: FakeChatCompletions.make("vllm"),
+  apiUrlOf: (url) => `${url}/v1`,
+  model: (apiUrl) => OpenAiCompat.layer({ model: "gpt-test", apiUrl, apiKey: KEY }),
+  error: (status, message) => FakeChatCompletions.error("vllm", { status, message }),
+  plan: FakeChatCompletions.plan("vllm", plan([])),
+  brokenBody: WireServer.status(200, { body: { id: "chatcmpl-1", object: "chat.completion", choices: "nope" } }),
   carriedKey: (request) => request.headers["authorization"] === `Bearer ${CANARY}`
 }
 
@@ -356,7 +370,7 @@ const expectNoLeak = (
   expect(credentialFields(error)).toEqual([])
 }
 
-for (const provider of [OPENAI, ANTHROPIC]) {
+for (const provider of [OPENAI, CHAT_COMPLETIONS, ANTHROPIC]) {
   for (const path of PATHS) {
     describe(`leaked keys: ${provider.name}, ${path}`, () => {
       for (const failure of FAILURES) {
@@ -395,7 +409,7 @@ for (const provider of [OPENAI, ANTHROPIC]) {
               // The failure reached the logs (the log check is not vacuous).
               expect(observed.logs.join("\n")).toContain(error._tag)
               // Spans were exported, the model call's among them (the span check is not vacuous).
-              expect(observed.tracing.spans().some((span) => span.name.startsWith("LanguageModel."))).toBe(true)
+              expect(observed.tracing.spans().some((span) => span.name.startsWith("chat "))).toBe(true)
               expectNoLeak(observed, exit.cause, error, record)
             }).pipe(Effect.provide(observed.layer))
           }

@@ -14,6 +14,7 @@
  */
 import { AiError, LanguageModel, type Response, Telemetry } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
+import { SpanKind } from "@opentelemetry/api"
 import { Cause, Context, Effect, Exit, Layer, Option, ParseResult, Stream } from "effect"
 import {
   Agent,
@@ -480,10 +481,12 @@ const modelSpansOn = (path: Path, provider: () => Scripted) => {
   return Effect.gen(function*() {
     const ran = yield* runOn(path, provider)
     const spans = tracing.spans()
+    // A model call's span (`chat`: the scripted provider names no model), and any `LanguageModel.*` span left unmerged.
     const model = spans
-      .filter((s) => s.name.startsWith("LanguageModel."))
+      .filter((s) => s.name === "chat" || s.name.startsWith("LanguageModel."))
       .map((s) => ({
         name: s.name,
+        kind: s.kind,
         attributes: s.attributes,
         status: s.status.code,
         ancestors: InMemoryTracing.ancestorsOf(spans, s).map((a) => a.name)
@@ -493,50 +496,55 @@ const modelSpansOn = (path: Path, provider: () => Scripted) => {
 }
 
 describe("ModelProvider direct path: spans", () => {
-  it.effect("C17: with a collecting tracer, the direct path emits @effect/ai's LanguageModel.generateObject / generateText spans (same attributes, parents, status); the provider annotates them", () =>
+  it.effect("C17: with a collecting tracer, a model call is one GenAI client span on either path (same attributes, kind, parents, status): the LanguageModel span is merged into it, the provider's annotations land on it", () =>
     Effect.gen(function*() {
       const provider = () => scripted(() => [text(planText(plan([quoteStep("q1")]))), FINISH], () => GOOD_ANSWER)
       const direct = yield* modelSpansOn("direct", provider)
       const model = yield* modelSpansOn("languageModel", provider)
       expect(direct.ran.directCalls).toEqual(["plan", "text"])
       expect(direct.model).toEqual(model.model)
-      expect(direct.model.map((s) => s.name)).toEqual(["LanguageModel.generateObject", "LanguageModel.generateText"])
+      // No identity from this Layer: the span names the operation only.
+      expect(direct.model.map((s) => [s.name, s.kind])).toEqual([["chat", SpanKind.CLIENT], ["chat", SpanKind.CLIENT]])
       const [planning, synthesis] = direct.model
-      expect(planning!.attributes).toMatchObject({ objectName: "routing_plan", "provider.format": "json" })
+      expect(planning!.attributes).toMatchObject({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.type": "json",
+        "pipeline.inference.purpose": "planning",
+        "provider.format": "json"
+      })
       expect(planning!.ancestors).toContain("Planner.plan")
-      expect(synthesis!.attributes).toMatchObject({ "provider.format": "text" })
-      expect(synthesis!.attributes).not.toHaveProperty("objectName")
+      expect(synthesis!.attributes).toMatchObject({ "gen_ai.output.type": "text", "provider.format": "text" })
+      for (const s of direct.model) {
+        // `LanguageModel`'s call options and the deprecated `gen_ai.system` are not merged.
+        for (const key of ["objectName", "concurrency", "toolChoice", "gen_ai.system", "gen_ai.provider.name"]) {
+          expect(s.attributes).not.toHaveProperty(key)
+        }
+      }
       expect(synthesis!.ancestors).toContain("Synthesizer.synthesize")
       for (const s of direct.model) expect(s.status).toBe(InMemoryTracing.SpanStatusCode.OK)
     }))
 
-  it.effect("C17: a failed model call ends its LanguageModel span with an error on both paths", () =>
+  it.effect("C17: a failed model call ends its GenAI span with an error (and error.type) on both paths", () =>
     Effect.gen(function*() {
       const provider = () => scripted(() => providerDown(), () => GOOD_ANSWER)
       const direct = yield* modelSpansOn("direct", provider)
       const model = yield* modelSpansOn("languageModel", provider)
       expect(direct.ran.directCalls).toEqual(["plan"])
       expect(direct.model).toEqual(model.model)
-      expect(direct.model.map((s) => [s.name, s.status])).toEqual([
-        ["LanguageModel.generateObject", InMemoryTracing.SpanStatusCode.ERROR]
+      expect(direct.model.map((s) => [s.name, s.status, s.attributes["error.type"]])).toEqual([
+        ["chat", InMemoryTracing.SpanStatusCode.ERROR, "UnknownError"]
       ])
     }))
 
-  it.effect("C17: a model that answered something that is not a plan: the re-ask has its own span; the direct path's spans end OK (the call succeeded), @effect/ai's generateObject ends its own with an error (its JSON parse failed)", () =>
+  it.effect("C17: a model that answered something that is not a plan: the re-ask has its own span; both paths' spans end OK (the model answered; the pipeline rejects the plan)", () =>
     Effect.gen(function*() {
       const provider = () => scripted(() => [text("{not json")], () => GOOD_ANSWER)
       const direct = yield* modelSpansOn("direct", provider)
       const model = yield* modelSpansOn("languageModel", provider)
       expect(direct.ran.directCalls).toEqual(["plan", "plan"])
-      const { ERROR, OK } = InMemoryTracing.SpanStatusCode
-      expect(direct.model.map((s) => [s.name, s.status])).toEqual([
-        ["LanguageModel.generateObject", OK],
-        ["LanguageModel.generateObject", OK]
-      ])
-      expect(model.model.map((s) => [s.name, s.status])).toEqual([
-        ["LanguageModel.generateObject", ERROR],
-        ["LanguageModel.generateObject", ERROR]
-      ])
+      const { OK } = InMemoryTracing.SpanStatusCode
+      expect(direct.model.map((s) => [s.name, s.status])).toEqual([["chat", OK], ["chat", OK]])
+      expect(model.model.map((s) => [s.name, s.status])).toEqual([["chat", OK], ["chat", OK]])
       expect(direct.model.map((s) => s.ancestors)).toEqual(model.model.map((s) => s.ancestors))
     }))
 })

@@ -19,6 +19,7 @@ import {
 } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import * as OpenAi from "effect-agent-pipeline/openai"
+import * as OpenAiCompat from "effect-agent-pipeline/openai-compat"
 import * as Telemetry from "effect-agent-pipeline/otel"
 import * as Postgres from "effect-agent-pipeline/postgres"
 import * as Redis from "effect-agent-pipeline/redis"
@@ -68,7 +69,13 @@ const REFERENCE_PAGES = [
 ]
 
 /** Files that are modules the others import (or that other tests import), not programs. */
-const MODULES = new Set(["examples/readme/tools.ts", "examples/readme/user-profile.ts", "examples/readme/telemetry.ts"])
+const MODULES = new Set([
+  "examples/readme/tools.ts",
+  "examples/readme/user-profile.ts",
+  "examples/readme/telemetry.ts",
+  // Layers for a local server the tests do not run (the provider's own tests do, over the wire).
+  "examples/readme/openai-compat.ts"
+])
 /** Programs whose output the page describes in prose (it names a generated id). */
 const PROSE_OUTPUT = new Set(["examples/readme/deploy-config.ts"])
 
@@ -219,6 +226,7 @@ describe("the names the pages use", () => {
     ...(Api as Record<string, object>),
     Anthropic,
     OpenAi,
+    OpenAiCompat,
     Postgres,
     Redis,
     Sqlite,

@@ -381,14 +381,16 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
       const script = [
         "const OpenAi = await import('effect-agent-pipeline/openai')",
         "const Anthropic = await import('effect-agent-pipeline/anthropic')",
+        "const OpenAiCompat = await import('effect-agent-pipeline/openai-compat')",
         "const { ModelConfig } = await import('effect-agent-pipeline')",
         "const { Layer } = await import('effect')",
-        "console.log([OpenAi.layer, OpenAi.layerConfig, OpenAi.layerEmbeddings, Anthropic.layer, Anthropic.layerConfig]",
-        "  .map((f) => typeof f).join(' '), Layer.isLayer(ModelConfig.layerLanguageModel))"
+        "console.log([OpenAi.layer, OpenAi.layerConfig, OpenAi.layerEmbeddings, Anthropic.layer, Anthropic.layerConfig,",
+        "  OpenAiCompat.layer, OpenAiCompat.layerConfig].map((f) => typeof f).join(' '),",
+        "  Layer.isLayer(ModelConfig.layerLanguageModel))"
       ].join("\n")
       const r = await run(process.execPath, ["--input-type=module", "-e", script], project)
       expect(r.ok, r.transcript).toBe(true)
-      expect(r.stdout.trim(), r.transcript).toBe(`${Array.from({ length: 5 }, () => "function").join(" ")} true`)
+      expect(r.stdout.trim(), r.transcript).toBe(`${Array.from({ length: 7 }, () => "function").join(" ")} true`)
     })
   })
 

@@ -1,7 +1,12 @@
 /**
  * The exported span tree of a request (C17, DESIGN §7), pinned as a golden
- * file: every span's name, its place in the tree, and its attributes (values
- * that change per run — ids, times — are shown by key only).
+ * file: every span's name, its place in the tree, its kind when it is not
+ * INTERNAL (`[client]`), and its attributes (values that change per run —
+ * ids, times — are shown by key only).
+ *
+ * A model call is one GenAI client span, `chat {gen_ai.request.model}`
+ * (issue 19, OpenTelemetry's GenAI conventions): `@effect/ai`'s own
+ * `LanguageModel.*` span is merged into it, not nested under it.
  *
  * The hot path is tuned for speed (spans made without per-call fiber
  * context switches where possible); this test proves that a request with
@@ -11,6 +16,7 @@
  * (`npx vitest run -u test/pipeline/TraceTree.test.ts`) and say why.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { SpanKind } from "@opentelemetry/api"
 import { Effect, Stream } from "effect"
 import { Hook } from "effect-agent-pipeline"
 import { makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
@@ -47,8 +53,9 @@ const renderTree = (spans: ReadonlyArray<ReadableSpan>): string => {
   const lines: Array<string> = []
   const visit = (parent: string | undefined, depth: number) => {
     const list = (children.get(parent) ?? []).map((span) => {
+      const kind = span.kind === SpanKind.INTERNAL ? "" : ` [${SpanKind[span.kind].toLowerCase()}]`
       const status = InMemoryTracing.isError(span) ? " [error]" : ""
-      return { span, line: `${span.name}${status} ${renderAttributes(span)}`.trimEnd() }
+      return { span, line: `${span.name}${kind}${status} ${renderAttributes(span)}`.trimEnd() }
     }).sort((a, b) => a.line.localeCompare(b.line))
     for (const { line, span } of list) {
       lines.push(`${"  ".repeat(depth)}${line}`)

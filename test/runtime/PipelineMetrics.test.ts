@@ -238,4 +238,34 @@ describe("PipelineMetrics: token usage", () => {
       // Without the provider, a different series.
       expect(yield* sumOf("unit-model-b", "input")).toBeUndefined()
     }))
+
+  it.effect("issue 19: the model asked for is gen_ai.request.model, the one the server reported gen_ai.response.model; the server when known; a model not known is no tag", () =>
+    Effect.gen(function*() {
+      PipelineMetrics.unsafeRecordTokenUsage({
+        provider: "openai",
+        model: "unit-model-c",
+        responseModel: "unit-model-c-2025-04-14",
+        serverAddress: "api.example.test",
+        serverPort: 443,
+        purpose: "plan",
+        inputTokens: 7
+      })
+      const reported = {
+        "gen_ai.provider.name": "openai",
+        "gen_ai.response.model": "unit-model-c-2025-04-14",
+        "server.address": "api.example.test",
+        "server.port": "443"
+      }
+      expect(yield* sumOf("unit-model-c", "input", reported)).toEqual({ count: 1, sum: 7 })
+      // No requested model (a model Layer that names none): the series has no gen_ai.request.model tag.
+      PipelineMetrics.unsafeRecordTokenUsage({ responseModel: "unit-model-d-1", purpose: "plan", outputTokens: 3 })
+      const state = yield* series("gen_ai.client.token.usage", {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.response.model": "unit-model-d-1",
+        "gen_ai.token.type": "output",
+        "pipeline.inference.purpose": "plan",
+        unit: "{token}"
+      })
+      expect(state !== undefined && MetricState.isHistogramState(state) ? state.sum : undefined).toBe(3)
+    }))
 })

@@ -38,6 +38,7 @@ const Span = Schema.Struct({
   spanId: Schema.String,
   parentSpanId: Schema.optional(Schema.String),
   name: Schema.String,
+  kind: Schema.optional(Schema.Number),
   startTimeUnixNano: Schema.String,
   endTimeUnixNano: Schema.String,
   attributes: Attributes,
@@ -94,7 +95,17 @@ export interface ReceivedSpan {
     { readonly name: string; readonly attributes: Readonly<Record<string, string | number | boolean>> }
   >
   readonly statusCode: number
+  /** OTLP's span kind: 1 internal, 2 server, 3 client (0 when unspecified). */
+  readonly kind: number
+  /** The start time, in Unix nanoseconds. */
+  readonly startNanos: bigint
 }
+
+/** OTLP span kinds. */
+export const SpanKind = { internal: 1, server: 2, client: 3 } as const
+
+/** OTLP status codes: 0 unset, 1 ok, 2 error. */
+export const StatusCode = { unset: 0, ok: 1, error: 2 } as const
 
 /** A received metric data point, flattened. */
 export interface ReceivedPoint {
@@ -203,7 +214,9 @@ export const make: Effect.Effect<OtlpReceiver, ServeError, Scope.Scope> = Effect
               name: span.name,
               attributes: attributesOf(span.attributes),
               events: span.events.map((event) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
-              statusCode: span.status.code
+              statusCode: span.status.code,
+              kind: span.kind ?? 0,
+              startNanos: BigInt(span.startTimeUnixNano)
             }))
           )
         )

@@ -8,6 +8,10 @@
  * A stream is retried, or handed to the fallback, only while it has not
  * emitted anything: text already delivered cannot be taken back.
  *
+ * Each ask of one model — its attempts and retries, buffered or streamed —
+ * is one GenAI client span (`chat {model}`, see genAiSpans.ts)
+ * when spans are collected; the fallback model's ask is a span of its own.
+ *
  * Two edges are kept, whatever the model (issue 17):
  * - a model's failure is translated once, as it leaves the model's client
  *   (modelClient.ts): a safe `AiError`, so no typed error, record, log or
@@ -32,6 +36,7 @@ import {
   withRetries
 } from "../ModelPolicy.js"
 import { type ModelResponse, usageOf } from "../ModelProvider.js"
+import { inModelSpan, type ModelSpan, streamInModelSpan } from "./genAiSpans.js"
 import type { Format, ModelClient } from "./modelClient.js"
 import {
   type CallInfo,
@@ -54,6 +59,8 @@ interface StreamState {
   bytes: number
   usage: ModelUsage | undefined
   modelId: string | undefined
+  /** The ask's span (first chunk). */
+  readonly span: ModelSpan
   /** Set once the output passed the limit. */
   over: ModelOutputTooLarge | undefined
 }
@@ -92,9 +99,19 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       : Effect.succeed(response)
 
   /** One attempt, bounded by the model timeout, recorded when it ended. */
-  const generateOnce = (info: CallInfo, client: ModelClient, prompt: string, format: Format, n: number) =>
+  const generateOnce = (
+    info: CallInfo,
+    client: ModelClient,
+    prompt: string,
+    format: Format,
+    n: number,
+    span: ModelSpan
+  ) =>
     withDeadline(
-      Effect.flatMap(client.generate(prompt, format), withinLimit),
+      client.generate(prompt, format).pipe(
+        Effect.tap((response) => span.answered(response.usage, response.modelId)),
+        Effect.flatMap(withinLimit)
+      ),
       policy.timeout,
       timedOut,
       (caller) => {
@@ -123,7 +140,13 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
 
   /** One ask: the primary's attempts, then the fallback's. */
   const generate = (info: CallInfo, prompt: string, format: Format): Effect.Effect<ModelResponse, ModelFailure> => {
-    const attempts = (client: ModelClient) => withRetries(policy, (n) => generateOnce(info, client, prompt, format, n))
+    const attempts = (client: ModelClient) =>
+      inModelSpan(
+        info.purpose,
+        client,
+        format,
+        (span) => withRetries(policy, (n) => generateOnce(info, client, prompt, format, n, span))
+      )
     return plan === undefined
       ? attempts(primary)
       : Effect.withExecutionPlan(Effect.flatMap(ActiveModel, attempts), plan)
@@ -134,7 +157,14 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
    * model timeout, cut at `maxOutputBytes`; recorded (with the text
    * received) when it ends.
    */
-  const streamOnce = (info: CallInfo, client: ModelClient, prompt: string, n: number, emitted: { value: boolean }) =>
+  const streamOnce = (
+    info: CallInfo,
+    client: ModelClient,
+    prompt: string,
+    n: number,
+    emitted: { value: boolean },
+    span: ModelSpan
+  ) =>
     Stream.unwrap(Effect.withFiberRuntime<Stream.Stream<string, ModelFailure>>((fiber) => {
       const clock = clockOf(fiber)
       const attempt = {
@@ -153,12 +183,14 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
         bytes: 0,
         usage: undefined,
         modelId: undefined,
+        span,
         over: undefined
       }
+      // Opening and pulling run within the ask's span (a Stream cannot carry it).
       const deltas = Stream.fromPull(
-        Effect.map(Stream.toPull(client.stream(prompt)), (pull) => {
+        Effect.map(span.within(Stream.toPull(client.stream(prompt))), (pull) => {
           const bounded = Effect.map(
-            withDeadline(pull, policy.timeout, () => Option.some<ModelFailure>(timedOut())),
+            withDeadline(span.within(pull), policy.timeout, () => Option.some<ModelFailure>(timedOut())),
             (parts) => deltasOf(parts, state)
           )
           // Once over the limit, the next pull ends the stream with the failure.
@@ -170,6 +202,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       return Effect.succeed(Stream.ensuringWith(deltas, (exit) => {
         const output = state.received.join("")
         const { modelId, usage } = state
+        span.answered(usage, modelId)
         const end: Ended = Exit.isSuccess(exit)
           ? { outcome: "succeeded", output, usage, modelId }
           : { outcome: outcomeOf(exit.cause), output, usage, modelId, error: errorText(exit.cause) }
@@ -184,6 +217,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
       if (part.type === "text-delta") {
         const size = utf8Length(part.delta)
         state.emitted.value = true
+        state.span.firstChunk()
         if (state.bytes + size <= maxOutputBytes) {
           state.bytes += size
           state.received.push(part.delta)
@@ -214,10 +248,11 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
     info: CallInfo,
     client: ModelClient,
     prompt: string,
+    span: ModelSpan,
     n = 1
   ): Stream.Stream<string, ModelFailure> => {
     const emitted = { value: false }
-    return Stream.catchAll(streamOnce(info, client, prompt, n, emitted), (failure) => {
+    return Stream.catchAll(streamOnce(info, client, prompt, n, emitted, span), (failure) => {
       if (emitted.value) return Stream.fail(failure)
       return Stream.unwrap(
         Effect.flatMap(
@@ -225,18 +260,22 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
           (now) =>
             Option.match(retryDelay(policy, failure, n, now), {
               onNone: () => Effect.succeed(Stream.fail(failure)),
-              onSome: (delay) => Effect.as(Effect.sleep(delay), streamAttempts(info, client, prompt, n + 1))
+              onSome: (delay) => Effect.as(Effect.sleep(delay), streamAttempts(info, client, prompt, span, n + 1))
             })
         )
       )
     })
   }
 
+  /** One streamed ask of `client`: its attempts, in its span. */
+  const streamAsk = (info: CallInfo, client: ModelClient, prompt: string) =>
+    streamInModelSpan(info.purpose, client, (span) => streamAttempts(info, client, prompt, span))
+
   const stream = (info: CallInfo, prompt: string): Stream.Stream<string, ModelFailure> =>
     plan === undefined
-      ? streamAttempts(info, primary, prompt)
+      ? streamAsk(info, primary, prompt)
       : Stream.withExecutionPlan(
-        Stream.unwrap(Effect.map(ActiveModel, (client) => streamAttempts(info, client, prompt))),
+        Stream.unwrap(Effect.map(ActiveModel, (client) => streamAsk(info, client, prompt))),
         plan,
         { preventFallbackOnPartialStream: true }
       )

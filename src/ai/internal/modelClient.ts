@@ -4,9 +4,14 @@
  * `@effect/ai`'s `LanguageModel`. A model's failure is translated once, as
  * it leaves the client: a safe `AiError` (no request headers, no foreign
  * cause; see safeAiError.ts).
+ *
+ * A client also knows which model it asks, when the model's Layer says so
+ * ({@link ModelIdentity}): the provider, the model asked for and the server,
+ * as the GenAI semantic conventions name them on spans and metrics (see
+ * genAiSpans.ts).
  */
 import type { AiError, LanguageModel, Response } from "@effect/ai"
-import { Effect, ParseResult, Stream } from "effect"
+import { Context, Effect, Layer, ParseResult, Stream } from "effect"
 import type { ModelCall } from "../../domain/ModelCall.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText } from "../ModelProvider.js"
 import { safeAiError } from "./safeAiError.js"
@@ -27,6 +32,8 @@ export type Format = "text" | "plan"
  */
 export interface ModelClient {
   readonly label: ModelCall["model"]
+  /** Which model this is, when its Layer said ({@link ModelIdentity}). */
+  readonly identity: ModelIdentity.Service | undefined
   readonly generate: (prompt: string, format: Format) => Effect.Effect<ModelResponse, AiError.AiError>
   readonly stream: (prompt: string) => Stream.Stream<Response.StreamPart<{}>, AiError.AiError>
 }
@@ -59,14 +66,93 @@ const generateWith = (model: LanguageModel.Service) => (prompt: string, format: 
 export const clientOf = (
   label: ModelCall["model"],
   model: LanguageModel.Service,
-  direct: DirectModel.Service | undefined
+  direct: DirectModel.Service | undefined,
+  identity?: ModelIdentity.Service | undefined
 ): ModelClient => {
   const generate = direct === undefined
     ? generateWith(model)
     : (prompt: string, format: Format) => format === "plan" ? direct.generatePlan(prompt) : direct.generateText(prompt)
   return {
     label,
+    identity,
     generate: (prompt, format) => Effect.mapError(generate(prompt, format), (error) => safeAiError(error)),
     stream: (prompt) => Stream.mapError(model.streamText({ prompt }), (error) => safeAiError(error))
   }
 }
+
+/**
+ * Which model a `LanguageModel` Layer serves, for telemetry: a provider
+ * Layer adds it beside its `LanguageModel` (`OpenAi.layer`, `Anthropic.layer`,
+ * `OpenAiCompat.layer`, the offline and scripted models do). A Layer without
+ * one is still served; its calls' spans and metrics then name no provider
+ * and no requested model (the GenAI conventions: "if available").
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ModelIdentity extends Context.Tag("effect-agent-pipeline/ModelIdentity")<
+  ModelIdentity,
+  ModelIdentity.Service
+>() {}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export declare namespace ModelIdentity {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** `gen_ai.provider.name`: `openai` (any server speaking OpenAI's APIs), `anthropic`, … */
+    readonly provider: string
+    /** `gen_ai.request.model`: the model asked for, as the request names it. */
+    readonly model: string
+    /** `server.address`: the API's host, when it is reached over the network. */
+    readonly serverAddress?: string | undefined
+    /** `server.port`: the API's port (the scheme's default when the URL names none). */
+    readonly serverPort?: number | undefined
+  }
+}
+
+/**
+ * The identity of `model` at `provider`, served from `apiUrl` (its host
+ * and port become `server.address` / `server.port`; a URL that does not
+ * parse adds neither).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const identityOf = (provider: string, model: string, apiUrl?: string | undefined): ModelIdentity.Service => {
+  if (apiUrl === undefined) return { provider, model }
+  try {
+    const url = new URL(apiUrl)
+    const port = url.port !== ""
+      ? Number(url.port)
+      : url.protocol === "https:"
+      ? 443
+      : url.protocol === "http:"
+      ? 80
+      : undefined
+    // `URL.hostname` keeps an IPv6 address's brackets; the attribute is the bare address.
+    const serverAddress = url.hostname.replace(/^\[(.*)\]$/, "$1")
+    return port === undefined
+      ? { provider, model, serverAddress }
+      : { provider, model, serverAddress, serverPort: port }
+  } catch {
+    return { provider, model }
+  }
+}
+
+/**
+ * `layer` with `identity` beside what it provides (its declared output
+ * type unchanged: the identity is read with `Effect.serviceOption`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const withIdentity = <ROut, E, RIn>(
+  layer: Layer.Layer<ROut, E, RIn>,
+  identity: ModelIdentity.Service
+): Layer.Layer<ROut | ModelIdentity, E, RIn> => Layer.merge(layer, Layer.succeed(ModelIdentity, identity))

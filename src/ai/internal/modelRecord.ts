@@ -2,9 +2,11 @@
  * Model attempts as the request records them: each attempt ends as one
  * `ModelCall` of the record of the request the fiber works for (recording
  * on and `ModelPolicy.recordCalls` not `off`), and its token usage is
- * counted either way. A buffered answer over `maxOutputBytes` keeps its
- * output, cut at the limit, in the record only (the error itself stays
- * small: it ends up in typed errors and their logs).
+ * counted either way (`gen_ai.client.token.usage`: the model asked for as
+ * `gen_ai.request.model`, the one that answered as `gen_ai.response.model`).
+ * A buffered answer over `maxOutputBytes` keeps its output, cut at the
+ * limit, in the record only (the error itself stays small: it ends up in
+ * typed errors and their logs).
  */
 import { Cause, Effect, type Fiber, Option } from "effect"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
@@ -142,8 +144,13 @@ export const recordAttempt = (
 ): Effect.Effect<void> => {
   const { client, info, recorder } = attempt
   if (end.usage !== undefined) {
+    const identity = client.identity
     unsafeRecordTokenUsage({
-      model: end.modelId ?? client.label,
+      model: identity?.model,
+      responseModel: end.modelId,
+      provider: identity?.provider,
+      serverAddress: identity?.serverAddress,
+      serverPort: identity?.serverPort,
       purpose: info.purpose,
       inputTokens: end.usage.inputTokens,
       outputTokens: end.usage.outputTokens

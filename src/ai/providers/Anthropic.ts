@@ -29,6 +29,8 @@ import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import { httpConventions } from "../internal/httpConventions.js"
+import { identityOf, withIdentity } from "../internal/modelClient.js"
 import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
 import { type Secrets, secretsOf } from "../internal/secrets.js"
 import * as ProviderEndpoint from "../ProviderEndpoint.js"
@@ -95,7 +97,8 @@ export const layerClient = (
       apiKey: options.apiKey,
       apiUrl: options.apiUrl ?? ProviderEndpoint.anthropicDefaultUrl,
       anthropicVersion: options.anthropicVersion,
-      transformClient: (client) => boundErrorBodies(transform === undefined ? client : transform(client))
+      transformClient: (client) =>
+        boundErrorBodies(httpConventions(transform === undefined ? client : transform(client)))
     })),
     Layer.provide(NodeHttpClient.layerUndici)
   )
@@ -120,10 +123,14 @@ export const layerClient = (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  AnthropicLanguageModel.layer({
-    model: options.model,
-    ...(options.config === undefined ? {} : { config: options.config })
-  }).pipe(Layer.provide(layerClient(options)))
+  withIdentity(
+    AnthropicLanguageModel.layer({
+      model: options.model,
+      ...(options.config === undefined ? {} : { config: options.config })
+    }).pipe(Layer.provide(layerClient(options))),
+    // Telemetry: `gen_ai.provider.name` anthropic, the model asked for, the server.
+    identityOf("anthropic", options.model, options.apiUrl ?? ProviderEndpoint.anthropicDefaultUrl)
+  )
 
 /**
  * The model `model` on the server configured by `ANTHROPIC_BASE_URL`

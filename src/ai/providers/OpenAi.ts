@@ -25,11 +25,15 @@
  *
  * @since 0.1.0
  */
-import type { EmbeddingModel, LanguageModel } from "@effect/ai"
+import { EmbeddingModel, type LanguageModel } from "@effect/ai"
 import { OpenAiClient, OpenAiEmbeddingModel, OpenAiLanguageModel } from "@effect/ai-openai"
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import { embeddingsInSpans } from "../internal/genAiSpans.js"
+import { httpConventions } from "../internal/httpConventions.js"
+import { lenientResponses } from "../internal/lenientResponses.js"
+import { identityOf, withIdentity } from "../internal/modelClient.js"
 import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
 import { type Secrets, secretsOf } from "../internal/secrets.js"
 import * as ProviderEndpoint from "../ProviderEndpoint.js"
@@ -99,7 +103,10 @@ const guarded = (client: OpenAiClient.Service, secrets: Secrets): OpenAiClient.S
  * The `@effect/ai-openai` client over Node's HTTP client (undici), behind
  * the provider boundary: its failures never carry the key or the request's
  * headers, and an error response's body is read as a bounded excerpt (see
- * docs/models.md, "Model providers" › "Keys never serialize").
+ * docs/models.md, "Model providers" › "Keys never serialize"). A
+ * `/responses` answer that leaves out keys OpenAI's Schema requires (vLLM,
+ * Ollama, llama.cpp, LM Studio, LiteLLM) has them filled with their "none"
+ * values before it is decoded (`internal/lenientResponses.ts`).
  *
  * @since 0.1.0
  * @category layers
@@ -114,7 +121,12 @@ export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.Op
     Layer.provide(OpenAiClient.layer({
       apiKey: options.apiKey,
       apiUrl: options.apiUrl ?? ProviderEndpoint.openAiDefaultUrl,
-      transformClient: (client) => boundErrorBodies(transform === undefined ? client : transform(client))
+      transformClient: (client) =>
+        boundErrorBodies(
+          // Issue 19: the keys vLLM, Ollama, llama.cpp, LM Studio and LiteLLM leave out of
+          // `/responses` bodies and events, filled before the strict decoder (lenientResponses.ts).
+          lenientResponses(httpConventions(transform === undefined ? client : transform(client)))
+        )
     })),
     Layer.provide(NodeHttpClient.layerUndici)
   )
@@ -141,11 +153,15 @@ export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.Op
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  OpenAiLanguageModel.layer({
-    model: options.model,
-    ...(options.config === undefined ? {} : { config: options.config })
-  })
-    .pipe(Layer.provide(layerClient(options)))
+  withIdentity(
+    OpenAiLanguageModel.layer({
+      model: options.model,
+      ...(options.config === undefined ? {} : { config: options.config })
+    })
+      .pipe(Layer.provide(layerClient(options))),
+    // Telemetry: `gen_ai.provider.name` openai, the model asked for, the server.
+    identityOf("openai", options.model, options.apiUrl ?? ProviderEndpoint.openAiDefaultUrl)
+  )
 
 /**
  * The model `model` on the server configured by `OPENAI_BASE_URL` (default
@@ -187,10 +203,23 @@ export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageMo
  * @category layers
  */
 export const layerEmbeddings = (options: EmbeddingOptions): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
-  OpenAiEmbeddingModel.layerBatched({
-    model: options.model,
-    ...(options.dimensions === undefined ? {} : { config: { dimensions: options.dimensions } })
-  }).pipe(Layer.provide(layerClient(options)))
+  // Telemetry: each call an `embeddings {model}` span (GenAI conventions).
+  Layer.effect(
+    EmbeddingModel.EmbeddingModel,
+    Effect.map(EmbeddingModel.EmbeddingModel, (model) =>
+      embeddingsInSpans(
+        model,
+        identityOf("openai", options.model, options.apiUrl ?? ProviderEndpoint.openAiDefaultUrl),
+        options.dimensions
+      ))
+  ).pipe(
+    Layer.provide(
+      OpenAiEmbeddingModel.layerBatched({
+        model: options.model,
+        ...(options.dimensions === undefined ? {} : { config: { dimensions: options.dimensions } })
+      }).pipe(Layer.provide(layerClient(options)))
+    )
+  )
 
 /**
  * The embedding model `model` on the server configured by `OPENAI_BASE_URL`

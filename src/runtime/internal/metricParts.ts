@@ -2,9 +2,15 @@
  * The parts the pipeline's metrics are built from: histogram boundaries,
  * unit labels, and a bounded cache of tag sets (Effect caches a metric's
  * hooks by the identity of its tag array).
+ *
+ * A unit is a `unit` tag because Effect's metric keys have no unit field:
+ * `@effect/opentelemetry`'s exporters read a metric's unit from that tag
+ * (and, left alone, also send it as an attribute of every data point);
+ * `effect-agent-pipeline/otel` sends it as the unit only (otel/Telemetry.ts).
  */
 import { MetricBoundaries, MetricLabel } from "effect"
 
+/** Millisecond bounds from 10 µs to 2 minutes (hooks and tools are often sub-millisecond). */
 export const millisecondBounds = MetricBoundaries.fromIterable([
   0.01,
   0.025,

@@ -25,12 +25,18 @@
  * background, then pause for a minute; only the last export, at shutdown,
  * is waited for (up to `shutdownTimeout`).
  *
+ * A metric's unit is sent in OTLP's `unit` field only: Effect carries it as
+ * a `unit` (or `time_unit`) tag, which the exporter would also send as an
+ * attribute of every data point; here it is not (`server.port` tags go as
+ * integers, as the semantic conventions type them).
+ *
  * @since 0.1.0
  */
 import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpBody from "@effect/platform/HttpBody"
 import { Config, ConfigError, type Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 
 /**
@@ -61,6 +67,80 @@ export interface ExportOptions {
   /** How long closing the Layer waits for the last export (default 3 seconds). */
   readonly shutdownTimeout?: Duration.DurationInput | undefined
 }
+
+/** Tags that are how Effect carries a metric's unit: sent as the unit, not as attributes. */
+const unitTags: ReadonlySet<string> = new Set(["unit", "time_unit"])
+
+/** Tags the semantic conventions type as integers (Effect's tags are strings). */
+const intTags: ReadonlySet<string> = new Set(["server.port"])
+
+type Json = Readonly<Record<string, unknown>>
+
+const isJson = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const arrayAt = (json: Json, key: string): ReadonlyArray<unknown> => {
+  const value = json[key]
+  return Array.isArray(value) ? value : []
+}
+
+/** A data point's attributes without the unit tags, integer tags as integers. */
+const conventionalAttribute = (attribute: unknown): ReadonlyArray<unknown> => {
+  if (!isJson(attribute) || typeof attribute.key !== "string") return [attribute]
+  if (unitTags.has(attribute.key)) return []
+  const value = isJson(attribute.value) ? attribute.value.stringValue : undefined
+  if (intTags.has(attribute.key) && typeof value === "string" && /^\d+$/.test(value)) {
+    return [{ key: attribute.key, value: { intValue: Number(value) } }]
+  }
+  return [attribute]
+}
+
+const pointKinds = ["sum", "gauge", "histogram", "exponentialHistogram", "summary"] as const
+
+const conventionalMetric = (metric: unknown): unknown => {
+  if (!isJson(metric)) return metric
+  const out: Record<string, unknown> = { ...metric }
+  for (const kind of pointKinds) {
+    const data = metric[kind]
+    if (!isJson(data)) continue
+    out[kind] = {
+      ...data,
+      dataPoints: arrayAt(data, "dataPoints").map((point) =>
+        isJson(point) ? { ...point, attributes: arrayAt(point, "attributes").flatMap(conventionalAttribute) } : point
+      )
+    }
+  }
+  return out
+}
+
+/**
+ * An OTLP metrics export body as the conventions want it: no `unit` /
+ * `time_unit` attribute on any data point (the metric's `unit` field,
+ * which `@effect/opentelemetry` fills from that tag, keeps it), and
+ * `server.port` as an integer.
+ */
+const conventionalMetrics = (body: unknown): unknown => {
+  if (!isJson(body)) return body
+  return {
+    ...body,
+    resourceMetrics: arrayAt(body, "resourceMetrics").map((rm) =>
+      isJson(rm)
+        ? {
+          ...rm,
+          scopeMetrics: arrayAt(rm, "scopeMetrics").map((sm) =>
+            isJson(sm) ? { ...sm, metrics: arrayAt(sm, "metrics").map(conventionalMetric) } : sm
+          )
+        }
+        : rm
+    )
+  }
+}
+
+/** OTLP/JSON, metrics made conventional ({@link conventionalMetrics}). */
+const serialization = Layer.succeed(OtlpSerialization.OtlpSerialization, {
+  traces: (data) => HttpBody.unsafeJson(data),
+  metrics: (data) => HttpBody.unsafeJson(conventionalMetrics(data)),
+  logs: (data) => HttpBody.unsafeJson(data)
+})
 
 /** `base` + `path`, whether or not `base` ends with a slash. */
 const signalUrl = (base: string, path: "/v1/traces" | "/v1/metrics"): string => `${base.replace(/\/+$/, "")}${path}`
@@ -111,7 +191,7 @@ export const layer = (options: ExportOptions): Layer.Layer<never> => {
       exportInterval: options.metricsInterval,
       shutdownTimeout: options.shutdownTimeout
     })
-  ).pipe(Layer.provide(Layer.merge(OtlpSerialization.layerJson, FetchHttpClient.layer)))
+  ).pipe(Layer.provide(Layer.merge(serialization, FetchHttpClient.layer)))
 }
 
 /** An http(s) URL, or why not. */

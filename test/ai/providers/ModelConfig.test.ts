@@ -13,6 +13,7 @@ import { dirname, join, normalize } from "node:path"
 import { fileURLToPath } from "node:url"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import * as FakeAnthropic from "../../support/FakeAnthropic.js"
+import * as FakeChatCompletions from "../../support/FakeChatCompletions.js"
 import * as FakeOpenAi from "../../support/FakeOpenAi.js"
 import { quoteStep } from "../../support/Harness.js"
 
@@ -43,7 +44,15 @@ describe("AGENT_MODEL", () => {
         [{ AGENT_MODEL: "offline" }, { provider: "offline" }],
         [{ AGENT_MODEL: "openai:gpt-4.1-mini" }, { provider: "openai", model: "gpt-4.1-mini" }],
         [{ AGENT_MODEL: "openai:qwen2.5:7b" }, { provider: "openai", model: "qwen2.5:7b" }],
-        [{ AGENT_MODEL: " anthropic:claude-sonnet-4-5 " }, { provider: "anthropic", model: "claude-sonnet-4-5" }]
+        [{ AGENT_MODEL: " anthropic:claude-sonnet-4-5 " }, { provider: "anthropic", model: "claude-sonnet-4-5" }],
+        [{ AGENT_MODEL: "openai-compat:qwen2.5:7b-instruct" }, {
+          provider: "openai-compat",
+          model: "qwen2.5:7b-instruct"
+        }],
+        [
+          { AGENT_MODEL: "openai-compat:Qwen/Qwen2.5-7B-Instruct" },
+          { provider: "openai-compat", model: "Qwen/Qwen2.5-7B-Instruct" }
+        ]
       ]
       for (const [env, expected] of cases) {
         const result = yield* read(ModelConfig.model, env)
@@ -53,10 +62,24 @@ describe("AGENT_MODEL", () => {
 
   it.effect("anything else is a ConfigError naming AGENT_MODEL and the accepted forms", () =>
     Effect.gen(function*() {
-      for (const value of ["gpt-4", "openai:", "openai: ", ":gpt-4", "azure:gpt-4", "OFFLINE", ""]) {
+      for (
+        const value of [
+          "gpt-4",
+          "openai:",
+          "openai: ",
+          ":gpt-4",
+          "azure:gpt-4",
+          "OFFLINE",
+          "",
+          "openai-compat:",
+          "compat:x"
+        ]
+      ) {
         const error = yield* configError(ModelConfig.model, { AGENT_MODEL: value })
         expect(variablesOf(error)).toEqual(["AGENT_MODEL"])
-        expect(String(error)).toContain("AGENT_MODEL must be one of offline, openai:<model>, anthropic:<model>")
+        expect(String(error)).toContain(
+          "AGENT_MODEL must be one of offline, openai:<model>, anthropic:<model>, openai-compat:<model>"
+        )
       }
     }))
 })
@@ -129,6 +152,11 @@ describe("provider endpoints", () => {
         Effect.flip(Effect.flatMap(ModelConfig.model, ModelConfig.layerLanguageModelFor))
       )
       expect(variablesOf(anthropic)).toEqual(["ANTHROPIC_API_KEY"])
+      // openai-compat reads the OpenAI endpoint: api.openai.com by default, where the key is required.
+      const compat = yield* withEnv({ AGENT_MODEL: "openai-compat:gpt-x" })(
+        Effect.flip(Effect.flatMap(ModelConfig.model, ModelConfig.layerLanguageModelFor))
+      )
+      expect(variablesOf(compat)).toEqual(["OPENAI_API_KEY"])
     }))
 })
 
@@ -186,6 +214,31 @@ describe("Agent.layerConfig: the model from AGENT_MODEL", () => {
       expect(result._tag === "Completed" && result.response.response).toBe("from claude")
       const requests = yield* server.requests
       expect(requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-cfg", "sk-ant-cfg"])
+    }))
+
+  it.scopedLive("openai-compat:<model> on OPENAI_BASE_URL (a Chat Completions server), with or without OPENAI_API_KEY", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeChatCompletions.make("ollama")
+      yield* server.enqueue(
+        FakeChatCompletions.plan("ollama", { steps: [quoteStep("q1")] }),
+        FakeChatCompletions.text("ollama", "from the compatible server"),
+        FakeChatCompletions.plan("ollama", { steps: [] }),
+        FakeChatCompletions.text("ollama", "without a key")
+      )
+      const env = { AGENT_MODEL: "openai-compat:qwen2.5:7b", OPENAI_BASE_URL: `${server.apiUrl}/` }
+      const result = yield* processWith({ ...env, OPENAI_API_KEY: "sk-compat-configured" }, "quote ACME")
+      expect(result._tag === "Completed" && result.response.response).toBe("from the compatible server")
+      const keyless = yield* processWith(env, "hi")
+      expect(keyless._tag === "Completed" && keyless.response.response).toBe("without a key")
+      const requests = yield* server.requests
+      expect(requests.map((r) => [r.path, r.headers["authorization"]])).toEqual([
+        ["/v1/chat/completions", "Bearer sk-compat-configured"],
+        ["/v1/chat/completions", "Bearer sk-compat-configured"],
+        ["/v1/chat/completions", undefined],
+        ["/v1/chat/completions", undefined]
+      ])
+      expect(requests.map((r) => typeof r.body === "object" && r.body !== null && "model" in r.body && r.body.model))
+        .toEqual(Array(4).fill("qwen2.5:7b"))
     }))
 
   it.scoped("a bad AGENT_MODEL fails the agent's Layer with a ConfigError naming it", () =>
@@ -248,10 +301,16 @@ describe("providers are loaded only when chosen", () => {
     const config = readFileSync(join(src, "ai", "ModelConfig.ts"), "utf8")
     expect(config).toContain("import(\"./providers/OpenAi.js\")")
     expect(config).toContain("import(\"./providers/Anthropic.js\")")
+    expect(config).toContain("import(\"./providers/OpenAiCompat.js\")")
   })
 
   it("the provider subpaths import their packages", () => {
     expect(staticGraph("ai/providers/OpenAi.ts").packages).toContain("@effect/ai-openai")
     expect(staticGraph("ai/providers/Anthropic.ts").packages).toContain("@effect/ai-anthropic")
+    // The Chat Completions provider is written over @effect/platform's HttpClient: no provider package.
+    const compat = staticGraph("ai/providers/OpenAiCompat.ts").packages
+    expect(compat).toContain("@effect/platform-node")
+    expect(compat).toContain("@effect/platform")
+    expect([...compat].filter((p) => p.startsWith("@effect/ai-"))).toEqual([])
   })
 })

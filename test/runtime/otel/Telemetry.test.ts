@@ -9,17 +9,37 @@
  * (request duration, hook duration by hook and outcome, tool-call outcomes,
  * the short-circuit counter). With the variable unset, nothing is sent and
  * the tracer stays Effect's built-in one.
+ *
+ * The OpenTelemetry conventions (issue 19; semantic-conventions v1.41.1's
+ * GenAI and HTTP client conventions), with an agent on the OpenAI provider
+ * over real HTTP (test/support/FakeOpenAi.ts, which records request
+ * headers): a model call is one CLIENT span `chat {gen_ai.request.model}`
+ * with `gen_ai.provider.name`, `gen_ai.operation.name`, the model asked for
+ * and the one that answered, usage and the server, and no deprecated
+ * `gen_ai.system`; `gen_ai.client.token.usage` points carry the requested
+ * model as `gen_ai.request.model` and the reported one as
+ * `gen_ai.response.model`; no data point carries a `unit` attribute (the
+ * unit is the metric's); an `http.client` span of a 429 or of a reset
+ * connection has error status; requests carry `traceparent` / `b3` only
+ * when a tracer collects spans, and always a User-Agent naming the library
+ * and its version, after the user's own.
  */
+import { EmbeddingModel } from "@effect/ai"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Either, Layer, Metric, Option } from "effect"
+import { ConfigProvider, Context, Effect, Either, Layer, Metric, Option, Redacted } from "effect"
 import { Agent, Hook, Pipeline } from "effect-agent-pipeline"
+import * as OpenAi from "effect-agent-pipeline/openai"
 import * as Telemetry from "effect-agent-pipeline/otel"
+import { readFileSync } from "node:fs"
 import * as TelemetryExample from "../../../examples/readme/telemetry.js"
 import { allTools } from "../../../examples/shared/DemoTools.js"
+import * as FakeOpenAi from "../../support/FakeOpenAi.js"
 import * as Flaky from "../../support/FlakyModel.js"
 import { makeHarness, plan, quoteStep } from "../../support/Harness.js"
 import * as OtlpReceiver from "../../support/OtlpReceiver.js"
 import type { ReceivedPoint, ReceivedSpan } from "../../support/OtlpReceiver.js"
+import * as WireServer from "../../support/WireServer.js"
 
 /** `Telemetry.layerConfig` reading `env` (and nothing else) as its configuration. */
 const exportFrom = (env: Readonly<Record<string, string>>) =>
@@ -242,9 +262,14 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       })
       expect(Object.keys(decisions.attributes).sort()).toEqual(["kind", "reason", "status"])
       expect(decisions.value).toBeGreaterThanOrEqual(1)
+
+      // The unit is the metric's, never a data point's attribute (Effect carries it as a `unit` tag).
+      expect(points.length).toBeGreaterThan(0)
+      expect(points.filter((p) => "unit" in p.attributes || "time_unit" in p.attributes)).toEqual([])
+      expect(onePoint(points, "pipeline.tool.duration", { "pipeline.tool.outcome": "succeeded" }).unit).toBe("ms")
     }).pipe(Effect.scoped))
 
-  it.live("model calls carry GenAI attributes (model, tokens) on their spans, and gen_ai.client.token.usage arrives by model, purpose and token type", () =>
+  it.live("a model Layer that names no model: its calls are `chat` CLIENT spans with the reported model and tokens; gen_ai.client.token.usage arrives by reported model, purpose and token type, with no requested model", () =>
     Effect.gen(function*() {
       const receiver = yield* OtlpReceiver.make
       const model = Flaky.make([
@@ -264,22 +289,35 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
       )
       expect(receiver.rejected()).toEqual([])
       const spans = receiver.spans()
-      const planning = only(spans, "LanguageModel.generateObject")
-      const synthesis = only(spans, "LanguageModel.generateText")
-      expect(planning.attributes).toMatchObject({
+      expect(spans.filter((s) => s.name.startsWith("LanguageModel."))).toEqual([])
+      const calls = spans.filter((s) => s.name === "chat")
+      const call = (purpose: string) => calls.find((s) => s.attributes["pipeline.inference.purpose"] === purpose)!
+      expect(calls.map((s) => s.kind)).toEqual([OtlpReceiver.SpanKind.client, OtlpReceiver.SpanKind.client])
+      expect(call("planning").attributes).toMatchObject({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.type": "json",
         "gen_ai.response.model": "flaky-1",
         "gen_ai.usage.input_tokens": 310,
         "gen_ai.usage.output_tokens": 24
       })
-      expect(synthesis.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 420, "gen_ai.usage.output_tokens": 6 })
+      expect(call("synthesis").attributes).toMatchObject({
+        "gen_ai.output.type": "text",
+        "gen_ai.usage.input_tokens": 420,
+        "gen_ai.usage.output_tokens": 6
+      })
+      for (const s of calls) {
+        expect(s.attributes).not.toHaveProperty("gen_ai.request.model")
+        expect(s.attributes).not.toHaveProperty("gen_ai.provider.name")
+      }
 
       const points = receiver.latestPoints()
       const tokens = (purpose: string, type: string) =>
         onePoint(points, "gen_ai.client.token.usage", {
-          "gen_ai.request.model": "flaky-1",
+          "gen_ai.response.model": "flaky-1",
           "pipeline.inference.purpose": purpose,
           "gen_ai.token.type": type
         })
+      expect(tokens("planning", "input").attributes).not.toHaveProperty("gen_ai.request.model")
       expect(tokens("planning", "input")).toMatchObject({ kind: "histogram", value: 1, sum: 310 })
       expect(tokens("planning", "output")).toMatchObject({ value: 1, sum: 24 })
       expect(tokens("synthesis", "input")).toMatchObject({ value: 1, sum: 420 })
@@ -307,6 +345,220 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
         expect(post.headers["content-type"]).toMatch(/^application\/json/)
       }
       expect(new Set(receiver.spans().map((s) => s.serviceName))).toEqual(new Set(["effect-agent-pipeline"]))
+    }).pipe(Effect.scoped))
+})
+
+/** The User-Agent token the providers send: `effect-agent-pipeline/<package.json version>`. */
+const libraryAgent = `effect-agent-pipeline/${
+  (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version
+}`
+
+/** The model the test agents ask for, and the dated one the server says answered. */
+const REQUESTED = "gpt-4.1-mini"
+const REPORTED = "gpt-4.1-mini-2025-04-14"
+
+/** `reply` as a server that reports `model` as the one that answered (FakeOpenAi echoes the request's model). */
+const answeringAs = (reply: WireServer.Reply, model: string): WireServer.Reply => ({
+  ...reply,
+  render: (request) => reply.render({ ...request, body: { ...(request.body as Record<string, unknown>), model } })
+})
+
+/** An agent on the OpenAI provider (Responses API) at `server`, asking for `model`. */
+const openAiAgent = (
+  server: FakeOpenAi.FakeOpenAi,
+  model: string,
+  transformClient?: (client: HttpClient.HttpClient) => HttpClient.HttpClient
+) =>
+  Agent.layer({
+    model: OpenAi.layer({ model, apiUrl: server.apiUrl, apiKey: Redacted.make("sk-test"), transformClient }),
+    tools: allTools
+  })
+
+/** Runs one request on `agent`, which must complete. */
+const askOnce = <E>(agent: Layer.Layer<Pipeline.Pipeline, E>, requestId: string) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(agent)
+    const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME", requestId })
+    expect(result._tag).toBe("Completed")
+  }).pipe(Effect.scoped)
+
+describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
+  it.live("an agent on OpenAI over HTTP: `chat {requested model}` CLIENT spans with provider, requested and reported model, usage; error status on a 429 and a reset attempt; trace context and User-Agent on every request; token usage by requested and reported model, no unit attribute", () =>
+    Effect.gen(function*() {
+      const receiver = yield* OtlpReceiver.make
+      const server = yield* FakeOpenAi.make
+      yield* server.enqueue(
+        answeringAs(
+          FakeOpenAi.plan(plan([quoteStep("s1")]), { usage: { input_tokens: 310, output_tokens: 24 } }),
+          REPORTED
+        ),
+        // Synthesis: rate limited, then the connection reset, then an answer (three attempts, one ask).
+        FakeOpenAi.error(429, "slow down", { headers: { "retry-after-ms": "0" } }),
+        WireServer.reset,
+        answeringAs(FakeOpenAi.text("ACME is at 42.", { usage: { input_tokens: 420, output_tokens: 6 } }), REPORTED)
+      )
+      // A user's own User-Agent: the library's is appended to it.
+      const userAgent = HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", "desk-app/2.1"))
+      yield* exporting(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+        askOnce(openAiAgent(server, REQUESTED, userAgent), "otlp-wire")
+      )
+      expect(receiver.rejected()).toEqual([])
+      const port = Number(new URL(server.url).port)
+
+      // Spans: one GenAI client span per ask, @effect/ai's LanguageModel span merged into it.
+      const spans = receiver.spans()
+      const request = spans.find((s) => s.attributes["pipeline.request.id"] === "otlp-wire")!
+      const trace = spans.filter((s) => s.traceId === request.traceId)
+      expect(trace.filter((s) => s.name.startsWith("LanguageModel."))).toEqual([])
+      const calls = trace.filter((s) => s.name.startsWith("chat"))
+      expect(calls.map((s) => s.name)).toEqual([`chat ${REQUESTED}`, `chat ${REQUESTED}`])
+      const call = (purpose: string) => calls.find((s) => s.attributes["pipeline.inference.purpose"] === purpose)!
+      for (const s of calls) {
+        expect(s.kind).toBe(OtlpReceiver.SpanKind.client)
+        expect(s.statusCode).toBe(OtlpReceiver.StatusCode.ok)
+        expect(s.attributes).toMatchObject({
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": "openai",
+          "gen_ai.request.model": REQUESTED,
+          "gen_ai.response.model": REPORTED,
+          "server.address": "127.0.0.1",
+          "server.port": port
+        })
+        expect(s.attributes).not.toHaveProperty("gen_ai.system")
+        expect(s.attributes).not.toHaveProperty("error.type")
+      }
+      expect(call("planning").attributes).toMatchObject({
+        "gen_ai.output.type": "json",
+        "gen_ai.usage.input_tokens": 310,
+        "gen_ai.usage.output_tokens": 24
+      })
+      expect(call("synthesis").attributes).toMatchObject({
+        "gen_ai.output.type": "text",
+        "gen_ai.usage.input_tokens": 420,
+        "gen_ai.usage.output_tokens": 6
+      })
+
+      // HTTP attempts: the client spans under each ask; a 429 and a reset end with error status.
+      const attempts = (s: ReceivedSpan) =>
+        trace.filter((a) => a.parentSpanId === s.spanId && a.name.startsWith("http.client"))
+          .sort((a, b) => (a.startNanos < b.startNanos ? -1 : 1))
+      expect(attempts(call("planning")).map((a) => [a.statusCode, a.attributes["http.response.status_code"]]))
+        .toEqual([[OtlpReceiver.StatusCode.ok, 200]])
+      const [limited, reset, answered] = attempts(call("synthesis"))
+      expect(attempts(call("synthesis"))).toHaveLength(3)
+      for (const a of [limited!, reset!, answered!]) {
+        expect(a.kind).toBe(OtlpReceiver.SpanKind.client)
+        expect(a.attributes).toMatchObject({ "server.address": "127.0.0.1", "server.port": port })
+      }
+      expect(limited!.attributes).toMatchObject({ "http.response.status_code": 429, "error.type": "429" })
+      expect(limited!.statusCode).toBe(OtlpReceiver.StatusCode.error)
+      expect(reset!.attributes).not.toHaveProperty("http.response.status_code")
+      // undici's code for a socket the server closed (or the kernel's, should the reset win the race).
+      expect(reset!.attributes["error.type"]).toMatch(/^(UND_ERR_SOCKET|ECONNRESET)$/)
+      expect(reset!.statusCode).toBe(OtlpReceiver.StatusCode.error)
+      expect(answered!.attributes["http.response.status_code"]).toBe(200)
+      expect(answered!.attributes).not.toHaveProperty("error.type")
+      expect(answered!.statusCode).toBe(OtlpReceiver.StatusCode.ok)
+
+      // The wire: every request carries the trace context of its attempt's span and both User-Agents.
+      const sent = yield* server.requests
+      expect(sent).toHaveLength(4)
+      const sentBy = [...attempts(call("planning")), limited!, reset!, answered!]
+      expect(sent.map((r) => r.headers["traceparent"])).toEqual(
+        sentBy.map((a) => `00-${request.traceId}-${a.spanId}-01`)
+      )
+      // b3 single-header form: trace id, span id, sampled, parent span id (the ask's `chat` span).
+      expect(sent.map((r) => r.headers["b3"])).toEqual(
+        sentBy.map((a) => `${request.traceId}-${a.spanId}-1-${a.parentSpanId}`)
+      )
+      for (const r of sent) expect(r.headers["user-agent"]).toBe(`desk-app/2.1 ${libraryAgent}`)
+
+      // Metrics: token usage by the model asked for and the one that answered; no unit attribute anywhere.
+      const points = receiver.latestPoints()
+      const tokens = (purpose: string, type: string) =>
+        onePoint(points, "gen_ai.client.token.usage", {
+          "gen_ai.request.model": REQUESTED,
+          "pipeline.inference.purpose": purpose,
+          "gen_ai.token.type": type
+        })
+      expect(tokens("planning", "input")).toMatchObject({ unit: "{token}", value: 1, sum: 310 })
+      expect(tokens("planning", "output")).toMatchObject({ value: 1, sum: 24 })
+      expect(tokens("synthesis", "input")).toMatchObject({ value: 1, sum: 420 })
+      expect(tokens("synthesis", "output").attributes).toEqual({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": REQUESTED,
+        "gen_ai.response.model": REPORTED,
+        "gen_ai.token.type": "output",
+        "pipeline.inference.purpose": "synthesis",
+        "server.address": "127.0.0.1",
+        "server.port": port
+      })
+      expect(pointsOf(points, "gen_ai.client.token.usage", { "gen_ai.request.model": REPORTED })).toEqual([])
+      expect(points.filter((p) => "unit" in p.attributes || "time_unit" in p.attributes)).toEqual([])
+    }).pipe(Effect.scoped))
+
+  it.live("an embeddings call on OpenAI is one `embeddings {requested model}` CLIENT span, its HTTP request under it", () =>
+    Effect.gen(function*() {
+      const receiver = yield* OtlpReceiver.make
+      const server = yield* FakeOpenAi.make
+      const embeddings = OpenAi.layerEmbeddings({
+        model: "text-embedding-3-small",
+        apiUrl: server.apiUrl,
+        apiKey: Redacted.make("sk-test"),
+        dimensions: 8
+      })
+      yield* exporting(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+        Effect.flatMap(EmbeddingModel.EmbeddingModel, (model) => model.embedMany(["ACME", "weather"])).pipe(
+          Effect.provide(embeddings)
+        )
+      )
+      const spans = receiver.spans()
+      expect(spans.filter((s) => s.name.startsWith("EmbeddingModel."))).toEqual([])
+      const call = only(spans, "embeddings text-embedding-3-small")
+      expect(call.kind).toBe(OtlpReceiver.SpanKind.client)
+      expect(call.attributes).toMatchObject({
+        "gen_ai.operation.name": "embeddings",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "text-embedding-3-small",
+        "gen_ai.embeddings.dimension.count": 8,
+        "server.address": "127.0.0.1",
+        "server.port": Number(new URL(server.url).port)
+      })
+      const http = spans.filter((s) => s.parentSpanId === call.spanId)
+      expect(http.map((s) => [s.name, s.kind, s.attributes["http.response.status_code"]])).toEqual([
+        ["http.client POST", OtlpReceiver.SpanKind.client, 200]
+      ])
+      const [sent] = yield* server.requests
+      expect(sent!.headers["traceparent"]).toBe(`00-${call.traceId}-${http[0]!.spanId}-01`)
+      expect(sent!.headers["user-agent"]).toBe(libraryAgent)
+    }).pipe(Effect.scoped))
+
+  it.live("no trace context goes to the provider unless a tracer collects spans (none configured, or tracing disabled); the User-Agent always does", () =>
+    Effect.gen(function*() {
+      const receiver = yield* OtlpReceiver.make
+      const server = yield* FakeOpenAi.make
+      const twice = () => server.enqueue(FakeOpenAi.plan(plan([quoteStep("s1")])), FakeOpenAi.text("ACME is at 42."))
+      const agent = openAiAgent(server, "gpt-4.1-nano")
+      // No tracer: OTEL_EXPORTER_OTLP_ENDPOINT unset (the export Layer is empty).
+      yield* twice()
+      yield* exporting({}, askOnce(agent, "otlp-untraced"))
+      // A tracer that exports, but tracing disabled for the request.
+      yield* twice()
+      yield* exporting(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+        Effect.withTracerEnabled(askOnce(agent, "otlp-tracing-off"), false)
+      )
+      const sent = yield* server.requests
+      expect(sent).toHaveLength(4)
+      for (const r of sent) {
+        expect(r.headers).not.toHaveProperty("traceparent")
+        expect(r.headers).not.toHaveProperty("b3")
+        expect(r.headers["user-agent"]).toBe(libraryAgent)
+      }
+      expect(receiver.spans().filter((s) => s.name.startsWith("http.client") || s.name.startsWith("chat"))).toEqual([])
     }).pipe(Effect.scoped))
 })
 
