@@ -20,6 +20,10 @@
  *   platform's reason (`Transport`). The platform ends such spans OK.
  *   Its `server.address` is the host (`api.openai.com`), as the conventions
  *   say, not the URL's origin the platform puts there.
+ * - **No credential on a span**: the platform writes headers on the
+ *   `http.client` span; besides the ones it masks, `api-key` (Azure),
+ *   `x-goog-api-key`, `proxy-authorization` and any `…-token` / `…-secret`
+ *   / `…-api-key` header are masked too.
  *
  * Apply it around the user's `transformClient` (so it sees the User-Agent
  * that transform set) and inside anything that reads the response
@@ -28,7 +32,7 @@
  * `package.json`, next to `dist/` in the installed package as next to
  * `src/` in the repository.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Headers, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Cause, Effect, Exit, Option, type Tracer } from "effect"
 import { constTrue } from "effect/Function"
 import { createRequire } from "node:module"
@@ -137,6 +141,26 @@ const failingOnErrorStatus = (span: Tracer.Span): Tracer.Span => {
 }
 
 /**
+ * Header names whose values never reach a span: the platform writes every
+ * request and response header on the `http.client` span
+ * (`http.request.header.*`) and masks only `authorization`, `cookie`,
+ * `set-cookie` and `x-api-key`. Keys also travel as Azure's `api-key`,
+ * Google's `x-goog-api-key`, a proxy's `proxy-authorization`, or a
+ * `transformClient`'s own `x-…-token` / `…-secret`.
+ */
+const credentialHeaders: ReadonlyArray<string | RegExp> = [
+  "api-key",
+  "proxy-authorization",
+  "x-goog-api-key",
+  /(^|-)(api-?key|token|secret|password|credentials?)$/i
+]
+
+const withCredentialHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => [
+  ...names,
+  ...credentialHeaders
+]
+
+/**
  * The provider's HTTP client with the conventions of the module comment:
  * a User-Agent naming this library, trace context only when a tracer
  * collects spans, error status on failed attempts. Apply it around the
@@ -155,7 +179,7 @@ export const httpConventions = (client: HttpClient.HttpClient): HttpClient.HttpC
     HttpClient.transformResponse((effect) =>
       Effect.withFiberRuntime((fiber) =>
         collects(fiber)
-          ? attemptSpans(effect)
+          ? Effect.locallyWith(attemptSpans(effect), Headers.currentRedactedNames, withCredentialHeaders)
           // Nobody records spans: none is made, so no trace context is sent.
           : Effect.locally(effect, HttpClient.currentTracerDisabledWhen, constTrue)
       )

@@ -348,6 +348,9 @@ describe("Telemetry: OTLP/HTTP export to a local receiver", () => {
     }).pipe(Effect.scoped))
 })
 
+const AZURE_KEY = "azure-key-canary-6f1d"
+const GATEWAY_TOKEN = "gateway-token-canary-93ab"
+
 /** The User-Agent token the providers send: `effect-agent-pipeline/<package.json version>`. */
 const libraryAgent = `effect-agent-pipeline/${
   (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version
@@ -397,8 +400,15 @@ describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
         WireServer.reset,
         answeringAs(FakeOpenAi.text("ACME is at 42.", { usage: { input_tokens: 420, output_tokens: 6 } }), REPORTED)
       )
-      // A user's own User-Agent: the library's is appended to it.
-      const userAgent = HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", "desk-app/2.1"))
+      // A user's own User-Agent: the library's is appended to it. And credentials in headers the
+      // platform does not mask by itself (Azure's `api-key`, a gateway's token): never on a span.
+      const userAgent = HttpClient.mapRequest((request) =>
+        request.pipe(
+          HttpClientRequest.setHeader("user-agent", "desk-app/2.1"),
+          HttpClientRequest.setHeader("api-key", AZURE_KEY),
+          HttpClientRequest.setHeader("x-gateway-token", GATEWAY_TOKEN)
+        )
+      )
       yield* exporting(
         { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
         askOnce(openAiAgent(server, REQUESTED, userAgent), "otlp-wire")
@@ -473,6 +483,14 @@ describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
         sentBy.map((a) => `${request.traceId}-${a.spanId}-1-${a.parentSpanId}`)
       )
       for (const r of sent) expect(r.headers["user-agent"]).toBe(`desk-app/2.1 ${libraryAgent}`)
+      // The credentials went on the wire, and on no span (the header is there, masked).
+      for (const r of sent) {
+        expect([r.headers["api-key"], r.headers["x-gateway-token"]]).toEqual([AZURE_KEY, GATEWAY_TOKEN])
+      }
+      const exported = JSON.stringify(spans, (_key, value) => typeof value === "bigint" ? String(value) : value)
+      expect(exported).not.toContain(AZURE_KEY)
+      expect(exported).not.toContain(GATEWAY_TOKEN)
+      expect(answered!.attributes).toHaveProperty("http.request.header.api-key")
 
       // Metrics: token usage by the model asked for and the one that answered; no unit attribute anywhere.
       const points = receiver.latestPoints()
