@@ -10,6 +10,10 @@
  * | `pipeline.tool.calls` | counter | `{call}` | `pipeline.tool.name`, `pipeline.tool.outcome` |
  * | `pipeline.tool.duration` | histogram | `ms` | `pipeline.tool.name`, `pipeline.tool.outcome` |
  * | `gen_ai.client.token.usage` | histogram | `{token}` | `gen_ai.operation.name`, `gen_ai.token.type`, `pipeline.inference.purpose`; when known `gen_ai.provider.name`, `gen_ai.request.model` (asked for), `gen_ai.response.model` (answered), `server.address`, `server.port` |
+ * | `gen_ai.client.operation.duration` | histogram | `s` | `gen_ai.operation.name`, `pipeline.inference.purpose` (asks), `error.type` (failed); when known `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.model`, `server.address`, `server.port` |
+ *
+ * The two `gen_ai.*` metrics (the GenAI semantic conventions') are defined
+ * in `internal/genAiMetrics.ts` and re-exported here.
  *
  * In Effect's registry every series also carries a `unit` tag: Effect's
  * metric keys have no unit of their own, and `@effect/opentelemetry`'s
@@ -22,24 +26,15 @@
  * outcome) and metrics are updated synchronously — no Effect step on the
  * hot path. A hook run's duration is recorded only while its span is made
  * (a tracer collects spans — see `internal/spans.ts`), so with no exporter
- * the per-hook path does no metric work at all; request, tool and token
+ * the per-hook path does no metric work at all; request, tool and GenAI
  * metrics are per request and always recorded.
  *
  * @since 0.1.0
  */
-import { Effect, Metric } from "effect"
+import { Metric } from "effect"
 import { type HookPoint, transformOperation, TransformPoint } from "../domain/HookPoint.js"
 import { type Operation, operations } from "../domain/Operation.js"
-import {
-  cacheOf,
-  callsUnit,
-  type Labels,
-  labels,
-  millisecondBounds,
-  millisecondsUnit,
-  tokenBounds,
-  tokensUnit
-} from "./internal/metricParts.js"
+import { cacheOf, callsUnit, type Labels, labels, millisecondBounds, millisecondsUnit } from "./internal/metricParts.js"
 
 /**
  * How long a request took, from its start to its finalized record, in
@@ -113,24 +108,6 @@ export const toolDuration = Metric.histogram(
   "pipeline.tool.duration",
   millisecondBounds,
   "Duration of tool calls of plan steps, by tool and outcome"
-)
-
-/**
- * Tokens a model call used (the GenAI semantic conventions'
- * `gen_ai.client.token.usage`): one sample per token type and call. Tags:
- * `gen_ai.operation.name` (default `chat`), `gen_ai.token.type` (`input`,
- * `output`), `pipeline.inference.purpose` (what the call was for: `plan`,
- * `synthesis`, …) and, when known, `gen_ai.provider.name`,
- * `gen_ai.request.model` (the model asked for), `gen_ai.response.model`
- * (the model the server said answered), `server.address` and `server.port`.
- *
- * @since 0.1.0
- * @category metrics
- */
-export const tokenUsage = Metric.histogram(
-  "gen_ai.client.token.usage",
-  tokenBounds,
-  "Number of input and output tokens used by model calls"
 )
 
 /**
@@ -245,101 +222,33 @@ export const unsafeRecordToolCall = (tool: string, outcome: ToolOutcome, duratio
 }
 
 /**
- * One model call's token usage.
+ * The GenAI client metrics of the semantic conventions:
+ * `gen_ai.client.token.usage` and `gen_ai.client.operation.duration`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export { operationDuration, tokenUsage } from "./internal/genAiMetrics.js"
+
+/**
+ * What a GenAI sample says: the model (`GenAiModel`), and a call's token
+ * usage or an operation's duration.
  *
  * @since 0.1.0
  * @category models
  */
-export interface TokenUsage {
-  /** The model asked for, as the request named it (`gen_ai.request.model`); omitted when unknown. */
-  readonly model?: string | undefined
-  /** The model the server said answered (`gen_ai.response.model`, e.g. `gpt-4.1-mini-2025-04-14`); omitted when unknown. */
-  readonly responseModel?: string | undefined
-  /** What the call was for: `plan`, `synthesis`, `embedding`, … (`pipeline.inference.purpose`). */
-  readonly purpose: string
-  readonly inputTokens?: number | undefined
-  readonly outputTokens?: number | undefined
-  /** `openai`, `anthropic`, … (`gen_ai.provider.name`); omitted when unknown. */
-  readonly provider?: string | undefined
-  /** `gen_ai.operation.name`; default `chat`. */
-  readonly operation?: string | undefined
-  /** The API's host (`server.address`); omitted when unknown. */
-  readonly serverAddress?: string | undefined
-  /** The API's port (`server.port`, sent with `server.address`). */
-  readonly serverPort?: number | undefined
-}
-
-const tokenLabels = cacheOf(1_024)
-
-/** The optional tags of a token sample, as `[key, value]` pairs (undefined values left out). */
-const optionalTokenTags = (usage: TokenUsage): Array<readonly [string, string]> => {
-  const tags: Array<readonly [string, string]> = []
-  const add = (key: string, value: string | number | undefined) => {
-    if (value !== undefined) tags.push([key, String(value)])
-  }
-  add("gen_ai.provider.name", usage.provider)
-  add("gen_ai.request.model", usage.model)
-  add("gen_ai.response.model", usage.responseModel)
-  add("server.address", usage.serverAddress)
-  if (usage.serverAddress !== undefined) add("server.port", usage.serverPort)
-  return tags
-}
-
-const recordTokens = (usage: TokenUsage, type: "input" | "output", count: number | undefined): void => {
-  if (count === undefined || !Number.isFinite(count) || count < 0) return
-  const operation = usage.operation ?? "chat"
-  const optional = optionalTokenTags(usage)
-  const key = [operation, usage.purpose, type, ...optional.map(([k, v]) => `${k}=${v}`)].join("\u0000")
-  tokenUsage.unsafeUpdate(
-    count,
-    tokenLabels(key, () =>
-      labels(tokensUnit, [
-        ["gen_ai.operation.name", operation],
-        ["gen_ai.token.type", type],
-        ["pipeline.inference.purpose", usage.purpose],
-        ...optional
-      ]))
-  )
-}
+export type { GenAiModel, OperationDuration, TokenUsage } from "./internal/genAiMetrics.js"
 
 /**
- * Records one model call's token usage now (synchronously): one sample of
- * {@link tokenUsage} per token type given. A missing, negative or
- * non-finite count is not recorded (a provider that reports no usage).
- *
- * @example
- * ```ts
- * import { PipelineMetrics } from "effect-agent-pipeline"
- *
- * // The model asked for, and the one the server said answered.
- * const usage = { provider: "openai", model: "gpt-4o-mini", responseModel: "gpt-4o-mini-2024-07-18" }
- * PipelineMetrics.unsafeRecordTokenUsage({ ...usage, purpose: "plan", inputTokens: 812, outputTokens: 64 })
- * ```
+ * Recording GenAI samples: token usage (a model Layer of your own may
+ * report it) and operation durations.
  *
  * @since 0.1.0
  * @category utils
  */
-export const unsafeRecordTokenUsage = (usage: TokenUsage): void => {
-  recordTokens(usage, "input", usage.inputTokens)
-  recordTokens(usage, "output", usage.outputTokens)
-}
-
-/**
- * {@link unsafeRecordTokenUsage} as an Effect.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { PipelineMetrics } from "effect-agent-pipeline"
- *
- * const afterCall = Effect.zipRight(
- *   Effect.log("model answered"),
- *   PipelineMetrics.recordTokenUsage({ model: "claude-sonnet-4", provider: "anthropic", purpose: "synthesis", inputTokens: 1200, outputTokens: 300 })
- * )
- * ```
- *
- * @since 0.1.0
- * @category utils
- */
-export const recordTokenUsage = (usage: TokenUsage): Effect.Effect<void> =>
-  Effect.sync(() => unsafeRecordTokenUsage(usage))
+export {
+  recordOperationDuration,
+  recordTokenUsage,
+  unsafeRecordOperationDuration,
+  unsafeRecordTokenUsage
+} from "./internal/genAiMetrics.js"

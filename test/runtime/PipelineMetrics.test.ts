@@ -2,15 +2,18 @@
  * The pipeline's metrics (see src/runtime/PipelineMetrics.ts), read back
  * from Effect's global registry: a request's duration by mode and outcome,
  * tool calls by tool and outcome, hook-run durations by hook, point,
- * operation and outcome — recorded only while spans are collected — and
- * model token usage.
+ * operation and outcome — recorded only while spans are collected — model
+ * token usage, and GenAI operation durations (one per ask of a model, its
+ * retries included; `error.type` when it failed).
  *
  * The registry is process-wide, so every test reads the change in a series
  * (or uses names no other test uses).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric, MetricState, Stream } from "effect"
-import { Approval, Hook, PipelineMetrics } from "effect-agent-pipeline"
+import { Context, Effect, Fiber, Layer, Metric, MetricState, Stream, TestClock } from "effect"
+import { Agent, Approval, Hook, Pipeline, PipelineMetrics } from "effect-agent-pipeline"
+import { allTools } from "../../examples/shared/DemoTools.js"
+import * as Flaky from "../support/FlakyModel.js"
 import { makeHarness, plan, quoteStep, tradeStep } from "../support/Harness.js"
 import * as InMemoryTracing from "../support/InMemoryTracing.js"
 
@@ -268,4 +271,137 @@ describe("PipelineMetrics: token usage", () => {
       })
       expect(state !== undefined && MetricState.isHistogramState(state) ? state.sum : undefined).toBe(3)
     }))
+})
+
+describe("PipelineMetrics: GenAI operation duration", () => {
+  /** semantic-conventions v1.41.1 (gen-ai-metrics.md): the advised bucket boundaries, in seconds. */
+  const specBounds = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+
+  const durationOf = (tags: Readonly<Record<string, string>>) =>
+    Effect.map(series("gen_ai.client.operation.duration", { ...tags, unit: "s" }), (state) => {
+      if (state === undefined) return { count: 0, sum: 0 }
+      if (!MetricState.isHistogramState(state)) throw new Error("gen_ai.client.operation.duration is not a histogram")
+      return { count: state.count, sum: state.sum }
+    })
+
+  /** Samples of the metric over all its series. */
+  const allSamples = Effect.map(
+    Metric.snapshot,
+    (pairs) =>
+      pairs.filter((pair) => pair.metricKey.name === "gen_ai.client.operation.duration").reduce(
+        (n, pair) => n + (MetricState.isHistogramState(pair.metricState) ? pair.metricState.count : 0),
+        0
+      )
+  )
+
+  it.effect("recordOperationDuration: a sample in seconds with the conventions' bucket bounds and tags; error.type on a failure; an invalid duration is no sample", () =>
+    Effect.gen(function*() {
+      const model = {
+        provider: "openai",
+        model: "unit-model-e",
+        responseModel: "unit-model-e-1",
+        serverAddress: "api.example.test",
+        serverPort: 443
+      }
+      // In the order the series carries them (Metric.tagged finds a series by its tags in order).
+      const tags = {
+        "gen_ai.operation.name": "chat",
+        "pipeline.inference.purpose": "planning",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "unit-model-e",
+        "gen_ai.response.model": "unit-model-e-1",
+        "server.address": "api.example.test",
+        "server.port": "443"
+      }
+      yield* PipelineMetrics.recordOperationDuration({ ...model, purpose: "planning", seconds: 1.5 })
+      PipelineMetrics.unsafeRecordOperationDuration({ ...model, purpose: "planning", seconds: 0.25 })
+      PipelineMetrics.unsafeRecordOperationDuration({ ...model, purpose: "planning", seconds: 0.5, errorType: "429" })
+      PipelineMetrics.unsafeRecordOperationDuration({ ...model, purpose: "planning", seconds: -1 })
+      PipelineMetrics.unsafeRecordOperationDuration({ ...model, purpose: "planning", seconds: Number.NaN })
+      expect(yield* durationOf(tags)).toEqual({ count: 2, sum: 1.75 })
+      expect(yield* durationOf({ ...tags, "error.type": "429" })).toEqual({ count: 1, sum: 0.5 })
+      // An embeddings call: no purpose; a model that names nothing: only the operation.
+      PipelineMetrics.unsafeRecordOperationDuration({ operation: "embeddings", model: "unit-embed-e", seconds: 0.1 })
+      expect(yield* durationOf({ "gen_ai.operation.name": "embeddings", "gen_ai.request.model": "unit-embed-e" }))
+        .toEqual({ count: 1, sum: 0.1 })
+      // The histogram's bounds: the ones the conventions advise (Effect adds +Infinity as the last bucket).
+      const state = yield* series("gen_ai.client.operation.duration", { ...tags, unit: "s" })
+      if (state === undefined || !MetricState.isHistogramState(state)) throw new Error("no histogram")
+      expect(state.buckets.map(([bound]) => bound)).toEqual([...specBounds, Number.POSITIVE_INFINITY])
+      // Reading the series through the public metric and Metric.tagged.
+      const tagged = Object.entries({ ...tags, unit: "s" }).reduce(
+        (metric, [key, value]) => Metric.tagged(metric, key, value),
+        PipelineMetrics.operationDuration
+      )
+      expect((yield* Metric.value(tagged)).count).toBe(2)
+    }))
+
+  /** An agent on a scripted-per-call model (it names no model; it reports `flaky-1` as the one that answered). */
+  const flakyAgent = (replies: ReadonlyArray<Flaky.Reply>, options?: Pipeline.PipelineOptions) =>
+    Effect.map(
+      Layer.build(Agent.layer({ model: Flaky.make(replies).layer, tools: allTools, options })),
+      (context) => Context.get(context, Pipeline.Pipeline)
+    )
+
+  const ask = (purpose: string, extra: Readonly<Record<string, string>> = {}) => ({
+    "gen_ai.operation.name": "chat",
+    "pipeline.inference.purpose": purpose,
+    ...extra
+  })
+  const answered = { "gen_ai.response.model": "flaky-1" }
+  const NO_STEPS = JSON.stringify(plan([]))
+
+  it.scoped("one sample per ask, its retries included (the wait too), recorded with no tracer installed", () =>
+    Effect.gen(function*() {
+      const before = {
+        planning: yield* durationOf(ask("planning", answered)),
+        synthesis: yield* durationOf(ask("synthesis", answered))
+      }
+      const pipeline = yield* flakyAgent([
+        Flaky.fail(Flaky.httpStatus(429, { "retry-after": "2" })),
+        Flaky.text(NO_STEPS),
+        Flaky.text("answer")
+      ])
+      const fiber = yield* Effect.fork(pipeline.process({ request: "q", requestId: "duration-retried" }))
+      yield* TestClock.adjust("2 seconds")
+      expect((yield* Fiber.join(fiber))._tag).toBe("Completed")
+      // Two planning attempts, one ask: one sample of 2 seconds (the TestClock's), no error.type.
+      expect(yield* durationOf(ask("planning", answered))).toEqual({
+        count: before.planning.count + 1,
+        sum: before.planning.sum + 2
+      })
+      expect((yield* durationOf(ask("synthesis", answered))).count).toBe(before.synthesis.count + 1)
+    }))
+
+  it.scoped("a failed ask's sample has error.type (timeout, the HTTP status) — the value its span gets; an interrupted ask is no sample", () => {
+    const tracing = InMemoryTracing.make()
+    return Effect.gen(function*() {
+      const before = {
+        timeout: yield* durationOf(ask("planning", { "error.type": "timeout" })),
+        refused: yield* durationOf(ask("planning", { "error.type": "400" }))
+      }
+      const hung = yield* flakyAgent([Flaky.hang], { modelTimeout: "5 seconds", modelRetries: 0 })
+      const fiber = yield* Effect.fork(Effect.flip(hung.process({ request: "q", requestId: "duration-timeout" })))
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PlanningError", reason: "timed_out" })
+      const refused = yield* flakyAgent([Flaky.fail(Flaky.httpStatus(400))])
+      expect(yield* Effect.flip(refused.process({ request: "q", requestId: "duration-400" })))
+        .toMatchObject({ _tag: "PlanningError", reason: "model_failed" })
+      expect(yield* durationOf(ask("planning", { "error.type": "timeout" }))).toEqual({
+        count: before.timeout.count + 1,
+        sum: before.timeout.sum + 5
+      })
+      expect((yield* durationOf(ask("planning", { "error.type": "400" }))).count).toBe(before.refused.count + 1)
+      const chatSpans = tracing.spans().filter((s) => s.name === "chat")
+      expect(chatSpans.map((s) => s.attributes["error.type"])).toEqual(["timeout", "400"])
+
+      // Interrupted while the model is asked: the span ends, no sample is recorded.
+      const samples = yield* allSamples
+      const stuck = yield* flakyAgent([Flaky.hang], { modelTimeout: "1 minute" })
+      const interrupted = yield* Effect.fork(stuck.process({ request: "q", requestId: "duration-interrupted" }))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(interrupted)
+      expect(yield* allSamples).toBe(samples)
+    }).pipe(Effect.provide(tracing.layer))
+  })
 })

@@ -63,7 +63,8 @@ const NumberPoint = Schema.Struct({
 const HistogramPoint = Schema.Struct({
   attributes: Attributes,
   count: Schema.Number,
-  sum: Schema.Number
+  sum: Schema.Number,
+  explicitBounds: Schema.optional(Schema.Array(Schema.Number))
 })
 
 const MetricData = Schema.Struct({
@@ -118,6 +119,8 @@ export interface ReceivedPoint {
   readonly value: number
   /** A histogram's sum of samples. */
   readonly sum?: number | undefined
+  /** A histogram's explicit bucket bounds. */
+  readonly bounds?: ReadonlyArray<number> | undefined
 }
 
 /** A request as it arrived. */
@@ -244,7 +247,8 @@ export const make: Effect.Effect<OtlpReceiver, ServeError, Scope.Scope> = Effect
                     kind: "histogram",
                     attributes: attributesOf(point.attributes),
                     value: point.count,
-                    sum: point.sum
+                    sum: point.sum,
+                    bounds: point.explicitBounds
                   }))
                 ]
               })

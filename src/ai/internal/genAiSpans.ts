@@ -16,6 +16,12 @@
  * less `gen_ai.system` and `LanguageModel`'s call options. Spans are made
  * only while a tracer collects them (runtime/internal/spans.ts).
  *
+ * Each such operation is also one sample of the GenAI metric
+ * `gen_ai.client.operation.duration` (seconds; `PipelineMetrics.operationDuration`),
+ * spans or not: the span's `gen_ai.operation.name`, provider, requested and
+ * response model, server, `pipeline.inference.purpose` (asks) and
+ * `error.type`. An interrupted operation has a span but no sample.
+ *
  * `error.type`: `timeout` (the model timeout), the HTTP status of an error
  * response (`429`, `500`), else the failure's tag (`HttpRequestError` for a
  * transport failure, `MalformedOutput`, `ModelOutputTooLarge`, …); `_OTHER`
@@ -27,7 +33,8 @@ import { Cause, Effect, Exit, type Fiber, FiberRef, Option, type Scope, Stream, 
 import { identity } from "effect/Function"
 import type { ModelUsage } from "../../domain/ModelCall.js"
 import { adaptingSpans, collects, mergedInto } from "../../runtime/internal/spans.js"
-import { clockOf } from "../../runtime/internal/timing.js"
+import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
+import { unsafeRecordOperationDuration } from "../../runtime/PipelineMetrics.js"
 import type { Format, ModelClient, ModelIdentity } from "./modelClient.js"
 
 /**
@@ -44,8 +51,6 @@ export interface ModelSpan {
   /** The first streamed text arrived (`gen_ai.response.time_to_first_chunk`). */
   readonly firstChunk: () => void
 }
-
-const noSpan: ModelSpan = { within: identity, answered: () => {}, firstChunk: () => {} }
 
 /**
  * Attributes of a model library's own call span that the GenAI span does
@@ -108,13 +113,80 @@ const errorTypeOf = (cause: Cause.Cause<unknown>): string | undefined => {
   return error._tag
 }
 
-/** The span's reporting side, over `span` (opened now), merging the library spans `merges` names into it. */
-const reportingTo = (span: Tracer.Span, nowNanos: () => bigint, merges: (name: string) => boolean): ModelSpan & {
+/** Span time (nanoseconds), or 0 when the fiber's tracer timing is off. */
+const clockOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+  const timed = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
+  const clock = clockOf(fiber)
+  return () => (timed ? clock.unsafeCurrentTimeNanos() : BigInt(0))
+}
+
+/** What an operation's duration sample says besides its outcome. */
+interface Measured {
+  readonly operation: Operation
+  readonly who: ModelIdentity.Service | undefined
+  readonly purpose?: string | undefined
+}
+
+/** An operation's reporting side: to its span, when one is made, and to its duration sample, always. */
+interface Reporting extends ModelSpan {
+  /** Its outcome: the span's closing attributes, and one `gen_ai.client.operation.duration` sample. */
   readonly ending: (exit: Exit.Exit<unknown, unknown>) => void
-} => {
-  const startNanos = nowNanos()
+}
+
+/** One `gen_ai.client.operation.duration` sample of an operation that ended. */
+const recordDuration = (
+  measured: Measured,
+  seconds: number,
+  modelId: string | undefined,
+  errorType: string | undefined
+) =>
+  unsafeRecordOperationDuration({
+    operation: measured.operation,
+    purpose: measured.purpose,
+    provider: measured.who?.provider,
+    model: measured.who?.model,
+    responseModel: modelId,
+    serverAddress: measured.who?.serverAddress,
+    serverPort: measured.who?.serverPort,
+    seconds,
+    errorType
+  })
+
+/**
+ * An operation's reporting, started now on `fiber`: the span's side over
+ * `span` (merging the library spans `merges` names into it), when there is
+ * one; its duration, measured on the fiber's clock, either way.
+ */
+const reportingTo = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  measured: Measured,
+  span: Tracer.Span | undefined,
+  merges: (name: string) => boolean
+): Reporting => {
+  const clock = clockOf(fiber)
+  const startMillis = elapsedMillis(clock)
   let usage: ModelUsage | undefined
   let modelId: string | undefined
+  const answered = (u: ModelUsage | undefined, m: string | undefined) => {
+    usage = u
+    modelId = m
+  }
+  const ending = (exit: Exit.Exit<unknown, unknown>) => {
+    const errorType = Exit.isFailure(exit) ? errorTypeOf(exit.cause) : undefined
+    if (span !== undefined) {
+      if (modelId !== undefined) span.attribute("gen_ai.response.model", modelId)
+      if (usage?.inputTokens !== undefined) span.attribute("gen_ai.usage.input_tokens", usage.inputTokens)
+      if (usage?.outputTokens !== undefined) span.attribute("gen_ai.usage.output_tokens", usage.outputTokens)
+      if (errorType !== undefined) span.attribute("error.type", errorType)
+    }
+    // An interrupted operation neither succeeded nor failed: no sample.
+    if (Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)) {
+      recordDuration(measured, (elapsedMillis(clock) - startMillis) / 1_000, modelId, errorType)
+    }
+  }
+  if (span === undefined) return { within: identity, answered, firstChunk: () => {}, ending }
+  const nowNanos = clockOfFiber(fiber)
+  const startNanos = nowNanos()
   let first = false
   const merged = mergedInto(span, notMerged)
   const merging = adaptingSpans((name, _kind, parent, make) =>
@@ -122,36 +194,26 @@ const reportingTo = (span: Tracer.Span, nowNanos: () => bigint, merges: (name: s
   )
   return {
     within: (effect) => merging(Effect.withParentSpan(effect, span)),
-    answered: (u, m) => {
-      usage = u
-      modelId = m
-    },
+    answered,
     firstChunk: () => {
       if (first) return
       first = true
       span.attribute("gen_ai.response.time_to_first_chunk", Number(nowNanos() - startNanos) / 1e9)
     },
-    ending: (exit) => {
-      if (modelId !== undefined) span.attribute("gen_ai.response.model", modelId)
-      if (usage?.inputTokens !== undefined) span.attribute("gen_ai.usage.input_tokens", usage.inputTokens)
-      if (usage?.outputTokens !== undefined) span.attribute("gen_ai.usage.output_tokens", usage.outputTokens)
-      const errorType = Exit.isFailure(exit) ? errorTypeOf(exit.cause) : undefined
-      if (errorType !== undefined) span.attribute("error.type", errorType)
-    }
+    ending
   }
 }
 
-const clockOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
-  const timed = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
-  const clock = clockOf(fiber)
-  return () => (timed ? clock.unsafeCurrentTimeNanos() : BigInt(0))
-}
+/** `effect`, reported to `reporting`: within its span (if any), its outcome reported when it ends. */
+const reported = <A, E, R>(reporting: Reporting, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.onExit(reporting.within(effect), (exit) => Effect.sync(() => reporting.ending(exit)))
 
 /**
  * One ask of `client` — its attempts, retries and their HTTP requests —
- * inside its GenAI client span, when spans are collected (else `use` runs
- * with a span that records nothing): named `chat {gen_ai.request.model}`,
- * kind CLIENT, with `gen_ai.operation.name`, `gen_ai.provider.name`,
+ * measured as one `gen_ai.client.operation.duration` sample, and inside
+ * its GenAI client span when spans are collected (else `use` runs with a
+ * span that only keeps what the model answered, for the sample): named
+ * `chat {gen_ai.request.model}`, kind CLIENT, with `gen_ai.operation.name`, `gen_ai.provider.name`,
  * `gen_ai.request.model`, `server.address` / `server.port` (as the model's
  * {@link ModelIdentity} gives them), `gen_ai.output.type`,
  * `pipeline.inference.purpose`; when it ends `gen_ai.response.model`,
@@ -168,18 +230,22 @@ export const inModelSpan = <A, E, R>(
   use: (span: ModelSpan) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime((fiber) => {
-    if (!collects(fiber)) return use(noSpan)
+    const measured: Measured = { operation: "chat", who: client.identity, purpose }
+    if (!collects(fiber)) {
+      const reporting = reportingTo(fiber, measured, undefined, isLanguageModelSpan)
+      return reported(reporting, use(reporting))
+    }
     return Effect.useSpan(spanName("chat", client.identity), chatOptions(purpose, client, format, false), (span) => {
-      const reporting = reportingTo(span, clockOfFiber(fiber), isLanguageModelSpan)
-      return Effect.onExit(reporting.within(use(reporting)), (exit) => Effect.sync(() => reporting.ending(exit)))
+      const reporting = reportingTo(fiber, measured, span, isLanguageModelSpan)
+      return reported(reporting, use(reporting))
     })
   })
 
 /**
- * {@link inModelSpan} for a streamed ask: the span is opened when the
- * stream starts and ends with it (`gen_ai.request.stream`,
- * `gen_ai.response.time_to_first_chunk`); `use` runs each pull of its
- * attempts `within` it.
+ * {@link inModelSpan} for a streamed ask: the span is opened, and the
+ * duration measured, from when the stream starts until it ends
+ * (`gen_ai.request.stream`, `gen_ai.response.time_to_first_chunk`); `use`
+ * runs each pull of its attempts `within` it.
  *
  * @since 0.1.0
  * @category utils
@@ -189,25 +255,26 @@ export const streamInModelSpan = <A, E, R>(
   client: ModelClient,
   use: (span: ModelSpan) => Stream.Stream<A, E, R>
 ): Stream.Stream<A, E, R> =>
-  // The span lives in the stream's scope: it ends, with the stream's exit, however the stream ends.
+  // The span and the measure live in the stream's scope: they end, with the stream's exit, however the stream ends.
   Stream.unwrapScoped(Effect.withFiberRuntime<Stream.Stream<A, E, R>, never, Scope.Scope>((fiber) => {
-    if (!collects(fiber)) return Effect.succeed(use(noSpan))
-    return Effect.flatMap(
-      Effect.makeSpanScoped(spanName("chat", client.identity), chatOptions(purpose, client, "text", true)),
-      (span) => {
-        const reporting = reportingTo(span, clockOfFiber(fiber), isLanguageModelSpan)
-        // Added after the span's own finalizer, so it runs before the span ends.
-        return Effect.as(
-          Effect.addFinalizer((exit) => Effect.sync(() => reporting.ending(exit))),
-          use(reporting)
-        )
-      }
-    )
+    const measured: Measured = { operation: "chat", who: client.identity, purpose }
+    const opened = collects(fiber)
+      ? Effect.makeSpanScoped(spanName("chat", client.identity), chatOptions(purpose, client, "text", true))
+      : Effect.succeed(undefined)
+    return Effect.flatMap(opened, (span) => {
+      const reporting = reportingTo(fiber, measured, span, isLanguageModelSpan)
+      // Added after the span's own finalizer, so it runs before the span ends.
+      return Effect.as(
+        Effect.addFinalizer((exit) => Effect.sync(() => reporting.ending(exit))),
+        use(reporting)
+      )
+    })
   }))
 
 /**
- * `model` with each call in a GenAI client span `embeddings {model}`
- * (when spans are collected): `gen_ai.operation.name` `embeddings`,
+ * `model` with each call one `gen_ai.client.operation.duration` sample
+ * (`gen_ai.operation.name` `embeddings`) and, when spans are collected, in
+ * a GenAI client span `embeddings {model}`: `gen_ai.operation.name` `embeddings`,
  * `gen_ai.provider.name`, `gen_ai.request.model`, `server.*`,
  * `gen_ai.embeddings.dimension.count` when the model was asked for a
  * dimension count; `error.type` on failure. `@effect/ai`'s
@@ -227,13 +294,15 @@ export const embeddingsInSpans = (
     who,
     dimensions === undefined ? {} : { "gen_ai.embeddings.dimension.count": dimensions }
   )
+  const measured: Measured = { operation: "embeddings", who }
   const inSpan = <A>(effect: Effect.Effect<A, AiError.AiError>): Effect.Effect<A, AiError.AiError> =>
     Effect.withFiberRuntime((fiber) => {
-      if (!collects(fiber)) return effect
-      return Effect.useSpan(spanName("embeddings", who), options, (span) => {
-        const reporting = reportingTo(span, clockOfFiber(fiber), isEmbeddingModelSpan)
-        return Effect.onExit(reporting.within(effect), (exit) => Effect.sync(() => reporting.ending(exit)))
-      })
+      if (!collects(fiber)) return reported(reportingTo(fiber, measured, undefined, isEmbeddingModelSpan), effect)
+      return Effect.useSpan(
+        spanName("embeddings", who),
+        options,
+        (span) => reported(reportingTo(fiber, measured, span, isEmbeddingModelSpan), effect)
+      )
     })
   return EmbeddingModel.EmbeddingModel.of({
     embed: (input) => inSpan(model.embed(input)),

@@ -10,7 +10,9 @@
  *
  * Each ask of one model — its attempts and retries, buffered or streamed —
  * is one GenAI client span (`chat {model}`, see genAiSpans.ts)
- * when spans are collected; the fallback model's ask is a span of its own.
+ * when spans are collected, and one `gen_ai.client.operation.duration`
+ * sample either way; the fallback model's ask is a span and a sample of its
+ * own. Token usage is counted per attempt (modelRecord.ts).
  *
  * Two edges are kept, whatever the model (issue 17):
  * - a model's failure is translated once, as it leaves the model's client

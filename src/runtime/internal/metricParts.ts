@@ -54,11 +54,30 @@ export const tokenBounds = MetricBoundaries.fromIterable([
   67_108_864
 ])
 
+/** The bucket bounds the GenAI semantic conventions advise for operation durations, in seconds. */
+export const secondBounds = MetricBoundaries.fromIterable([
+  0.01,
+  0.02,
+  0.04,
+  0.08,
+  0.16,
+  0.32,
+  0.64,
+  1.28,
+  2.56,
+  5.12,
+  10.24,
+  20.48,
+  40.96,
+  81.92
+])
+
 export type Labels = ReadonlyArray<MetricLabel.MetricLabel>
 
 export const millisecondsUnit = MetricLabel.make("unit", "ms")
 export const callsUnit = MetricLabel.make("unit", "{call}")
 export const tokensUnit = MetricLabel.make("unit", "{token}")
+export const secondsUnit = MetricLabel.make("unit", "s")
 
 export const labels = (unit: MetricLabel.MetricLabel, tags: ReadonlyArray<readonly [string, string]>): Labels =>
   Object.freeze([...tags.map(([key, value]) => MetricLabel.make(key, value)), unit])

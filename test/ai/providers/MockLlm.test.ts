@@ -1,7 +1,9 @@
 /**
  * Issue 19 against a real third-party server: `@dwmkerr/mock-llm` (0.1.29),
- * an OpenAI-compatible mock that speaks only Chat Completions, started on
- * 127.0.0.1 (port 0) inside the test and closed with the test's Scope. An
+ * an OpenAI-compatible mock that speaks only Chat Completions, started by
+ * the test in a Node process of its own (its stdout, where mock-llm logs
+ * every request, discarded) on 127.0.0.1 (port 0), and stopped with the
+ * test's Scope. An
  * agent runs on it through `effect-agent-pipeline/openai-compat`: it plans
  * (the mock answers the request that carries `response_format` — matched
  * with its JMESPath `match` — with the plan's JSON as the message content),
@@ -15,9 +17,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Context, Effect, Exit, Layer, Option, Stream } from "effect"
 import { Agent, ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as OpenAiCompat from "effect-agent-pipeline/openai-compat"
-import type * as Http from "node:http"
+import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import type { AddressInfo } from "node:net"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import { wirePlan } from "../../support/FakeChatCompletions.js"
 import { quoteStep } from "../../support/Harness.js"
@@ -33,25 +34,49 @@ interface MockLlmConfig {
   }>
 }
 
-// The programmatic entry (`dist/server`, CommonJS): an Express app, not yet listening.
-const { createServer } = createRequire(import.meta.url)("@dwmkerr/mock-llm/dist/server") as {
-  readonly createServer: (config: MockLlmConfig, host: string, port: number) => {
-    readonly listen: (port: number, host: string, listening: () => void) => Http.Server
-  }
-}
+/**
+ * mock-llm's programmatic entry (`dist/server`, CommonJS: `createServer(config, host, port)`, an
+ * Express app not yet listening), started in a Node process of its own: mock-llm logs with bare
+ * `console.log` — its A2A agents and MCP server at startup, every request's method and path — and
+ * has no option or variable to turn that off, so the process's stdout is discarded (its stderr is
+ * kept, for a start that fails). The config comes over IPC; the port mock-llm listens on goes back.
+ */
+const serverModule = createRequire(import.meta.url).resolve("@dwmkerr/mock-llm/dist/server")
+const starter = `
+const { createServer } = require(process.argv[1])
+process.once("message", (config) => {
+  const server = createServer(config, "127.0.0.1", 0).listen(0, "127.0.0.1", () => process.send(server.address().port))
+})
+process.once("disconnect", () => process.exit(0))
+`
 
-/** mock-llm on 127.0.0.1, port 0, for the current Scope; its base URL (`…/v1`). */
+/** mock-llm on 127.0.0.1, port 0, in a child process for the current Scope; its base URL (`…/v1`). */
 const mockLlm = (config: MockLlmConfig) =>
   Effect.acquireRelease(
-    Effect.async<Http.Server>((resume) => {
-      const server = createServer(config, "127.0.0.1", 0).listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
+    Effect.async<{ readonly child: ChildProcess; readonly port: number }, Error>((resume) => {
+      const child = spawn(process.execPath, ["-e", starter, serverModule], {
+        stdio: ["ignore", "ignore", "pipe", "ipc"]
       })
-  ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`))
+      let stderr = ""
+      child.stderr!.on("data", (chunk) => (stderr += String(chunk)))
+      const exited = (code: number | null) =>
+        resume(Effect.fail(new Error(`mock-llm exited (${code}) before listening:\n${stderr}`)))
+      child.once("exit", exited)
+      child.once("message", (port) => {
+        child.off("exit", exited)
+        resume(Effect.succeed({ child, port: Number(port) }))
+      })
+      child.send(config)
+      // Interrupted while it starts: stop it.
+      return Effect.sync(() => child.kill())
+    }),
+    ({ child }) =>
+      Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+        child.once("exit", () => resume(Effect.void))
+        child.kill()
+      })
+  ).pipe(Effect.map(({ port }) => `http://127.0.0.1:${port}/v1`))
 
 /** A `chat.completion` body template: the model echoed (`{{jmes request body.model}}`), `content` as the message. */
 const completion = (content: string) =>

@@ -18,11 +18,14 @@
  * and the one that answered, usage and the server, and no deprecated
  * `gen_ai.system`; `gen_ai.client.token.usage` points carry the requested
  * model as `gen_ai.request.model` and the reported one as
- * `gen_ai.response.model`; no data point carries a `unit` attribute (the
- * unit is the metric's); an `http.client` span of a 429 or of a reset
- * connection has error status; requests carry `traceparent` / `b3` only
- * when a tracer collects spans, and always a User-Agent naming the library
- * and its version, after the user's own.
+ * `gen_ai.response.model`; `gen_ai.client.operation.duration` has one
+ * point per ask (retries included), in seconds with the conventions'
+ * bucket bounds, and `error.type` on an ask that failed (as its span);
+ * no data point carries a `unit` attribute (the unit is the metric's); an
+ * `http.client` span of a 429 or of a reset connection has error status;
+ * requests carry `traceparent` / `b3` only when a tracer collects spans,
+ * and always a User-Agent naming the library and its version, after the
+ * user's own.
  */
 import { EmbeddingModel } from "@effect/ai"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
@@ -356,6 +359,9 @@ const libraryAgent = `effect-agent-pipeline/${
   (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version
 }`
 
+/** The bucket bounds semantic-conventions v1.41.1 advise for gen_ai.client.operation.duration, in seconds. */
+const durationBounds = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+
 /** The model the test agents ask for, and the dated one the server says answered. */
 const REQUESTED = "gpt-4.1-mini"
 const REPORTED = "gpt-4.1-mini-2025-04-14"
@@ -385,8 +391,18 @@ const askOnce = <E>(agent: Layer.Layer<Pipeline.Pipeline, E>, requestId: string)
     expect(result._tag).toBe("Completed")
   }).pipe(Effect.scoped)
 
+/** Runs one request on `agent` whose planning ask fails. */
+const askFailing = <E>(agent: Layer.Layer<Pipeline.Pipeline, E>, requestId: string) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(agent)
+    const failure = yield* Effect.flip(
+      Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME", requestId })
+    )
+    expect(failure).toMatchObject({ _tag: "PlanningError", reason: "model_failed" })
+  }).pipe(Effect.scoped)
+
 describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
-  it.live("an agent on OpenAI over HTTP: `chat {requested model}` CLIENT spans with provider, requested and reported model, usage; error status on a 429 and a reset attempt; trace context and User-Agent on every request; token usage by requested and reported model, no unit attribute", () =>
+  it.live("an agent on OpenAI over HTTP: `chat {requested model}` CLIENT spans with provider, requested and reported model, usage; error status on a 429 and a reset attempt; trace context and User-Agent on every request; token usage by requested and reported model; one operation duration per ask, error.type on a refused one; no unit attribute", () =>
     Effect.gen(function*() {
       const receiver = yield* OtlpReceiver.make
       const server = yield* FakeOpenAi.make
@@ -409,9 +425,15 @@ describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
           HttpClientRequest.setHeader("x-gateway-token", GATEWAY_TOKEN)
         )
       )
+      // A second server refuses the ask outright (a 400 is not retried): a failed ask.
+      const refusing = yield* FakeOpenAi.make
+      yield* refusing.enqueue(FakeOpenAi.error(400, "unsupported parameter"))
       yield* exporting(
         { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
-        askOnce(openAiAgent(server, REQUESTED, userAgent), "otlp-wire")
+        Effect.zipRight(
+          askOnce(openAiAgent(server, REQUESTED, userAgent), "otlp-wire"),
+          askFailing(openAiAgent(refusing, REQUESTED), "otlp-wire-refused")
+        )
       )
       expect(receiver.rejected()).toEqual([])
       const port = Number(new URL(server.url).port)
@@ -514,10 +536,49 @@ describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
         "server.port": port
       })
       expect(pointsOf(points, "gen_ai.client.token.usage", { "gen_ai.request.model": REPORTED })).toEqual([])
+
+      // gen_ai.client.operation.duration: one sample per ask (the synthesis ask's three attempts are one),
+      // in seconds, with the conventions' bucket bounds and attributes; the refused ask with its span's error.type.
+      const atPort = (metric: string, serverPort: number) =>
+        points.filter((p) => p.metric === metric && p.attributes["server.port"] === serverPort)
+      const durations = (serverPort: number) => atPort("gen_ai.client.operation.duration", serverPort)
+      const asked = durations(port)
+      expect(asked.map((p) => p.attributes["pipeline.inference.purpose"]).sort()).toEqual(["planning", "synthesis"])
+      for (const p of asked) {
+        expect(p).toMatchObject({ kind: "histogram", unit: "s", value: 1, bounds: durationBounds })
+        expect(p.attributes).toEqual({
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": "openai",
+          "gen_ai.request.model": REQUESTED,
+          "gen_ai.response.model": REPORTED,
+          "pipeline.inference.purpose": p.attributes["pipeline.inference.purpose"],
+          "server.address": "127.0.0.1",
+          "server.port": port
+        })
+        expect(p.sum).toBeGreaterThan(0)
+        expect(p.sum).toBeLessThan(60)
+      }
+      const refusedPort = Number(new URL(refusing.url).port)
+      const [refused] = durations(refusedPort)
+      expect(durations(refusedPort)).toHaveLength(1)
+      expect(refused).toMatchObject({ kind: "histogram", unit: "s", value: 1, bounds: durationBounds })
+      expect(refused!.attributes).toEqual({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": REQUESTED,
+        "pipeline.inference.purpose": "planning",
+        "server.address": "127.0.0.1",
+        "server.port": refusedPort,
+        "error.type": "400"
+      })
+      const refusedSpan = spans.find((s) => s.name.startsWith("chat") && s.attributes["server.port"] === refusedPort)
+      expect(refusedSpan?.attributes["error.type"]).toBe(refused!.attributes["error.type"])
+      expect(atPort("gen_ai.client.token.usage", refusedPort)).toEqual([])
+
       expect(points.filter((p) => "unit" in p.attributes || "time_unit" in p.attributes)).toEqual([])
     }).pipe(Effect.scoped))
 
-  it.live("an embeddings call on OpenAI is one `embeddings {requested model}` CLIENT span, its HTTP request under it", () =>
+  it.live("an embeddings call on OpenAI is one `embeddings {requested model}` CLIENT span, its HTTP request under it, and one operation duration sample", () =>
     Effect.gen(function*() {
       const receiver = yield* OtlpReceiver.make
       const server = yield* FakeOpenAi.make
@@ -552,6 +613,18 @@ describe("Telemetry: GenAI and HTTP conventions (issue 19)", () => {
       const [sent] = yield* server.requests
       expect(sent!.headers["traceparent"]).toBe(`00-${call.traceId}-${http[0]!.spanId}-01`)
       expect(sent!.headers["user-agent"]).toBe(libraryAgent)
+      // The call is one gen_ai.client.operation.duration sample, with the span's attributes.
+      const durations = receiver.latestPoints().filter((p) =>
+        p.metric === "gen_ai.client.operation.duration" &&
+        p.attributes["server.port"] === call.attributes["server.port"]
+      )
+      expect(durations.map((p) => [p.unit, p.value, p.attributes])).toEqual([["s", 1, {
+        "gen_ai.operation.name": "embeddings",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "text-embedding-3-small",
+        "server.address": "127.0.0.1",
+        "server.port": call.attributes["server.port"]
+      }]])
     }).pipe(Effect.scoped))
 
   it.live("no trace context goes to the provider unless a tracer collects spans (none configured, or tracing disabled); the User-Agent always does", () =>
