@@ -42,7 +42,7 @@ import { clientOf, ModelIdentity } from "./internal/modelClient.js"
 import type { CallInfo } from "./internal/modelRecord.js"
 import { aiErrorText } from "./internal/safeAiError.js"
 import * as ModelPolicy from "./ModelPolicy.js"
-import { DirectModel } from "./ModelProvider.js"
+import { DirectModel, directOf } from "./ModelProvider.js"
 
 /**
  * One model call: its prompt and where it happens.
@@ -130,9 +130,13 @@ export const layerFallback = <E, R>(
     FallbackModel,
     Effect.all({
       languageModel: LanguageModel.LanguageModel,
-      direct: Effect.map(Effect.serviceOption(DirectModel), Option.getOrUndefined),
+      direct: Effect.serviceOption(DirectModel),
       identity: Effect.map(Effect.serviceOption(ModelIdentity), Option.getOrUndefined)
-    })
+    }).pipe(Effect.map(({ direct, identity, languageModel }) => ({
+      languageModel,
+      direct: Option.getOrElse(direct, () => directOf(languageModel)),
+      identity
+    })))
   ).pipe(Layer.provide(model))
 
 const excerpt = (failure: ModelPolicy.ModelFailure) =>
@@ -184,9 +188,10 @@ export const makeWith = (
 ): Effect.Effect<Inference.Service, never, LanguageModel.LanguageModel | HookRuntime> =>
   Effect.gen(function*() {
     const model = yield* LanguageModel.LanguageModel
-    // The provider's narrow interface when it offers one (ModelProvider),
-    // else any LanguageModel through @effect/ai.
-    const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectModel))
+    // The provider's narrow interface when it offers one (ModelProvider):
+    // provided as DirectModel, or carried by the LanguageModel service
+    // (provided alone); else any LanguageModel through @effect/ai.
+    const direct = Option.getOrElse(yield* Effect.serviceOption(DirectModel), () => directOf(model))
     const fallback = Option.getOrUndefined(yield* Effect.serviceOption(FallbackModel))
     // Which model it is (provider, model asked for), when its Layer says: for telemetry.
     const identity = Option.getOrUndefined(yield* Effect.serviceOption(ModelIdentity))

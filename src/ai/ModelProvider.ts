@@ -18,13 +18,21 @@
  * elsewhere (any `@effect/ai` provider) still works: `Inference` then calls
  * it through the `LanguageModel` service.
  *
+ * The `LanguageModel` service a provider builds carries its direct
+ * functions ({@link withDirect}; {@link make} attaches them), so a model
+ * provided as `LanguageModel` alone still gets the direct path
+ * ({@link directOf}). A provider on a library's `LanguageModel` (OpenAI,
+ * Anthropic) adds its own direct functions with {@link layerWithDirect}:
+ * no model gets a faster path than a real provider does.
+ *
  * @since 0.1.0
  */
 import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
-import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
+import { Context, Effect, Layer, Option, Schema, type Stream, type Tracer } from "effect"
 import { wireJsonSchema } from "../domain/internal/planWire.js"
 import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
+import * as parts from "./internal/providerParts.js"
 
 export type {
   /**
@@ -34,7 +42,7 @@ export type {
   ModelResponse
 } from "../domain/ModelCall.js"
 
-type Format = "text" | "plan"
+type Format = parts.Format
 
 /**
  * The narrow model interface the pipeline calls.
@@ -61,8 +69,108 @@ export declare namespace DirectModel {
      * decoded (the pipeline decodes it, and re-asks when it is not a plan).
      */
     readonly generatePlan: (prompt: string) => Effect.Effect<ModelResponse, AiError.AiError>
+    /**
+     * A streamed answer, as `LanguageModel.streamText({ prompt })` streams
+     * it: decoded parts (`Response.makePart`); the pipeline reads
+     * `text-delta` (`delta`), `finish` (`usage`) and `response-metadata`
+     * (`modelId`, an `Option`). Optional: without it, streams go through
+     * `LanguageModel`.
+     */
+    readonly streamText?: ((prompt: string) => Stream.Stream<Response.StreamPart<{}>, AiError.AiError>) | undefined
   }
 }
+
+/** Where a `LanguageModel` service keeps its direct functions (not enumerable: a spread copy drops them). */
+const directKey: unique symbol = Symbol("effect-agent-pipeline/ModelProvider/direct")
+
+/**
+ * `service` carrying `direct`, the same provider's narrow functions: a new
+ * `LanguageModel` service (its methods `service`'s own) that the pipeline
+ * calls through `direct` ({@link directOf}) when no `DirectModel` is
+ * provided. `direct` must answer as `service` does for a text prompt.
+ *
+ * The functions are kept under a private, non-enumerable key: a service
+ * made from this one by spreading it (`{ ...service, generateText: … }`, a
+ * wrapper changing what the model does) does not carry them, so the
+ * pipeline calls that wrapper through `LanguageModel`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LanguageModel } from "@effect/ai"
+ * import { ModelProvider } from "effect-agent-pipeline"
+ *
+ * declare const service: LanguageModel.Service
+ * declare const direct: ModelProvider.DirectModel.Service
+ * const served = ModelProvider.withDirect(service, direct)
+ * // ModelProvider.directOf(served) === direct
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withDirect = (service: LanguageModel.Service, direct: DirectModel.Service): LanguageModel.Service => {
+  const served: LanguageModel.Service = { ...service }
+  Object.defineProperty(served, directKey, { value: direct, enumerable: false })
+  return served
+}
+
+/**
+ * The direct functions a `LanguageModel` service carries ({@link withDirect}),
+ * if any.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const directOf = (service: LanguageModel.Service): DirectModel.Service | undefined => {
+  const direct: unknown = (service as { readonly [directKey]?: unknown })[directKey]
+  return direct === undefined ? undefined : direct as DirectModel.Service
+}
+
+/**
+ * A provider Layer from a library's `LanguageModel` Layer and the same
+ * provider's direct functions: it provides that `LanguageModel` (its
+ * methods unchanged, carrying the direct functions, {@link withDirect}) and
+ * {@link DirectModel}. `direct` is built once, with the `LanguageModel` it
+ * is added to in its context (e.g. to fall back on it when `@effect/ai`'s
+ * span transformer is installed) and the rest of its requirements from
+ * outside (e.g. the provider's client, which `languageModel` shares: provide
+ * it to the result, once).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { LanguageModel } from "@effect/ai"
+ * import { ModelProvider } from "effect-agent-pipeline"
+ *
+ * declare const library: Layer.Layer<LanguageModel.LanguageModel>
+ * declare const direct: Effect.Effect<ModelProvider.DirectModel.Service>
+ * const provider = ModelProvider.layerWithDirect(library, direct)
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithDirect = <E, R, E2, R2>(
+  languageModel: Layer.Layer<LanguageModel.LanguageModel, E, R>,
+  direct: Effect.Effect<DirectModel.Service, E2, R2>
+): Layer.Layer<LanguageModel.LanguageModel | DirectModel, E | E2, R | Exclude<R2, LanguageModel.LanguageModel>> =>
+  Layer.provide(
+    Layer.effectContext(
+      Effect.flatMap(
+        LanguageModel.LanguageModel,
+        (service) =>
+          Effect.map(
+            direct,
+            (functions) =>
+              Context.make(LanguageModel.LanguageModel, withDirect(service, functions)).pipe(
+                Context.add(DirectModel, functions)
+              )
+          )
+      )
+    ),
+    languageModel
+  )
 
 /**
  * Both faces of one provider.
@@ -98,11 +206,6 @@ const planSpan = {
 }
 const textSpan = { captureStackTrace: false, attributes: { concurrency: undefined, toolChoice: undefined } }
 
-const malformed = (method: string, description: string) =>
-  new AiError.MalformedOutput({ module: "LanguageModel", method, description })
-
-const count = (n: unknown): number | undefined => (typeof n === "number" && Number.isInteger(n) ? n : undefined)
-
 /**
  * Token counts from a finish part's `usage` (whatever a provider written in
  * JavaScript put there; counts that are not integers are left out).
@@ -110,50 +213,7 @@ const count = (n: unknown): number | undefined => (typeof n === "number" && Numb
  * @since 0.1.0
  * @category utils
  */
-export const usageOf = (usage: unknown): ModelUsage | undefined => {
-  if (typeof usage !== "object" || usage === null) return undefined
-  const inputTokens = "inputTokens" in usage ? count(usage.inputTokens) : undefined
-  const outputTokens = "outputTokens" in usage ? count(usage.outputTokens) : undefined
-  const totalTokens = "totalTokens" in usage ? count(usage.totalTokens) : undefined
-  if (inputTokens === undefined && outputTokens === undefined && totalTokens === undefined) return undefined
-  return { inputTokens, outputTokens, totalTokens }
-}
-
-/**
- * The response a provider's parts make, or the `MalformedOutput`
- * `LanguageModel` reports: parts must be objects with a `type`, text parts
- * need a string `text`; of the other parts only `finish` (usage) and
- * `response-metadata` (model id) are read.
- */
-const responseOf = (
-  parts: ReadonlyArray<Response.PartEncoded>,
-  format: Format
-): Effect.Effect<ModelResponse, AiError.AiError> => {
-  const method = format === "plan" ? "generateObject" : "generateText"
-  const texts: Array<string> = []
-  let usage: ModelUsage | undefined
-  let modelId: string | undefined
-  for (const part of parts) {
-    const value: unknown = part
-    if (typeof value !== "object" || value === null || !("type" in value) || typeof value.type !== "string") {
-      return Effect.fail(malformed(method, "a response part has no type"))
-    }
-    if (value.type === "text") {
-      if (!("text" in value) || typeof value.text !== "string") {
-        return Effect.fail(malformed(method, "a text part has no text"))
-      }
-      texts.push(value.text)
-    } else if (value.type === "finish" && "usage" in value) {
-      usage = usageOf(value.usage)
-    } else if (value.type === "response-metadata" && "modelId" in value && typeof value.modelId === "string") {
-      modelId = value.modelId
-    }
-  }
-  if (format === "plan" && texts.length === 0) {
-    return Effect.fail(malformed(method, "No object was generated by the large language model"))
-  }
-  return Effect.succeed({ text: texts.length === 1 ? texts[0]! : texts.join(""), usage, modelId })
-}
+export const usageOf: (usage: unknown) => ModelUsage | undefined = parts.usageOf
 
 /**
  * Serves a provider's functions as both `LanguageModel` and
@@ -193,11 +253,11 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
             responseFormat: format === "plan" ? planFormat : textFormat,
             span
           }).pipe(
-            Effect.flatMap((parts) =>
-              Array.isArray(parts)
-                ? responseOf(parts, format)
+            Effect.flatMap((response) =>
+              Array.isArray(response)
+                ? parts.responseOf(response, format)
                 : Effect.fail(
-                  malformed(
+                  parts.malformed(
                     format === "plan" ? "generateObject" : "generateText",
                     "the response is not a list of parts"
                   )
@@ -231,7 +291,7 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
       generateText: (prompt) => Effect.provideService(generateText(prompt), IdGenerator.IdGenerator, idGenerator),
       generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator)
     }
-    return { languageModel, direct }
+    return { languageModel: withDirect(languageModel, direct), direct }
   })
 
 /**
@@ -270,5 +330,8 @@ export const layer = <E, R>(
 ): Layer.Layer<LanguageModel.LanguageModel | DirectModel, E, R> =>
   Layer.effectContext(
     Effect.map(provider, ({ direct, languageModel }) =>
-      Context.make(LanguageModel.LanguageModel, languageModel).pipe(Context.add(DirectModel, direct)))
+      Context.make(
+        LanguageModel.LanguageModel,
+        directOf(languageModel) === direct ? languageModel : withDirect(languageModel, direct)
+      ).pipe(Context.add(DirectModel, direct)))
   )

@@ -45,8 +45,13 @@ const unparsedOutput = (error: AiError.AiError): string | undefined => {
   return ParseResult.isParseError(cause) && typeof cause.issue.actual === "string" ? cause.issue.actual : undefined
 }
 
-/** A buffered call through `LanguageModel`: a plan's text is read even when it is not JSON (the pipeline re-asks). */
-const generateWith = (model: LanguageModel.Service) => (prompt: string, format: Format) =>
+/**
+ * A buffered call through `LanguageModel`: a plan's text is read even when it is not JSON (the pipeline re-asks).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const generateWith = (model: LanguageModel.Service) => (prompt: string, format: Format) =>
   format === "text"
     ? Effect.map(model.generateText({ prompt }), responseOfText)
     : model.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }).pipe(
@@ -76,7 +81,11 @@ export const clientOf = (
     label,
     identity,
     generate: (prompt, format) => Effect.mapError(generate(prompt, format), (error) => safeAiError(error)),
-    stream: (prompt) => Stream.mapError(model.streamText({ prompt }), (error) => safeAiError(error))
+    stream: (prompt) =>
+      Stream.mapError(
+        direct?.streamText === undefined ? model.streamText({ prompt }) : direct.streamText(prompt),
+        (error) => safeAiError(error)
+      )
   }
 }
 

@@ -14,6 +14,12 @@
  *
  * `apiUrl` has no `/v1` (the client calls `{apiUrl}/v1/messages`).
  *
+ * The `LanguageModel` it provides is `@effect/ai-anthropic`'s (every
+ * feature of it, for user code). The pipeline calls the same client by its
+ * direct path (`ModelProvider.DirectModel`, internal/anthropicDirect.ts):
+ * the same requests, bodies, spans and errors, without `LanguageModel`'s
+ * per-call Schema work.
+ *
  * Failures cross the provider boundary once, translated: `AiError`s that
  * keep the request's method and URL, the response's status, its
  * `retry-after` and rate-limit headers and a body excerpt (2 KB) — never
@@ -29,10 +35,12 @@ import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type ConfigError, Effect, Layer, type Redacted } from "effect"
+import * as AnthropicDirect from "../internal/anthropicDirect.js"
 import { httpConventions } from "../internal/httpConventions.js"
 import { identityOf, withIdentity } from "../internal/modelClient.js"
 import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
 import { type Secrets, secretsOf } from "../internal/secrets.js"
+import * as ModelProvider from "../ModelProvider.js"
 import * as ProviderEndpoint from "../ProviderEndpoint.js"
 
 /**
@@ -122,15 +130,17 @@ export const layerClient = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
-  withIdentity(
-    AnthropicLanguageModel.layer({
-      model: options.model,
-      ...(options.config === undefined ? {} : { config: options.config })
-    }).pipe(Layer.provide(layerClient(options))),
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> => {
+  const model = { model: options.model, ...(options.config === undefined ? {} : { config: options.config }) }
+  return withIdentity(
+    // `@effect/ai-anthropic`'s LanguageModel, and the direct functions over the same client.
+    ModelProvider.layerWithDirect(AnthropicLanguageModel.layer(model), AnthropicDirect.make(model)).pipe(
+      Layer.provide(layerClient(options))
+    ),
     // Telemetry: `gen_ai.provider.name` anthropic, the model asked for, the server.
     identityOf("anthropic", options.model, options.apiUrl ?? ProviderEndpoint.anthropicDefaultUrl)
   )
+}
 
 /**
  * The model `model` on the server configured by `ANTHROPIC_BASE_URL`
@@ -149,5 +159,7 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+export const layerConfig = (
+  model: string
+): Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(ProviderEndpoint.anthropic, (endpoint) => layer({ model, ...endpoint })))

@@ -14,6 +14,12 @@
  *
  * `apiUrl` ends in `/v1` (the client appends `/responses`, `/embeddings`).
  *
+ * The pipeline's own calls (planning, synthesis, streamed synthesis) take
+ * the direct path (`ModelProvider.layerWithDirect`): the same requests on
+ * the same client, the same span attributes and typed errors, without
+ * `@effect/ai`'s per-call response Schemas (issue 20). User code calling
+ * the `LanguageModel` service gets `@effect/ai-openai`'s, unchanged.
+ *
  * Failures cross the provider boundary once, translated: the language and
  * embedding models fail with `@effect/ai` `AiError`s that keep the
  * request's method and URL, the response's status, its `retry-after` and
@@ -34,8 +40,10 @@ import { embeddingsInSpans } from "../internal/genAiSpans.js"
 import { httpConventions } from "../internal/httpConventions.js"
 import { lenientResponses } from "../internal/lenientResponses.js"
 import { identityOf, withIdentity } from "../internal/modelClient.js"
+import * as OpenAiDirect from "../internal/openAiDirect.js"
 import { boundErrorBodies, guardEffect, guardStream } from "../internal/providerBoundary.js"
 import { type Secrets, secretsOf } from "../internal/secrets.js"
+import * as ModelProvider from "../ModelProvider.js"
 import * as ProviderEndpoint from "../ProviderEndpoint.js"
 
 /**
@@ -152,13 +160,16 @@ export const layerClient = (options: ClientOptions): Layer.Layer<OpenAiClient.Op
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel> =>
   withIdentity(
-    OpenAiLanguageModel.layer({
-      model: options.model,
-      ...(options.config === undefined ? {} : { config: options.config })
-    })
-      .pipe(Layer.provide(layerClient(options))),
+    ModelProvider.layerWithDirect(
+      OpenAiLanguageModel.layer({
+        model: options.model,
+        ...(options.config === undefined ? {} : { config: options.config })
+      }),
+      // The pipeline's calls, on the same client (issue 20).
+      OpenAiDirect.make({ model: options.model, config: options.config })
+    ).pipe(Layer.provide(layerClient(options))),
     // Telemetry: `gen_ai.provider.name` openai, the model asked for, the server.
     identityOf("openai", options.model, options.apiUrl ?? ProviderEndpoint.openAiDefaultUrl)
   )
@@ -180,7 +191,9 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+export const layerConfig = (
+  model: string
+): Layer.Layer<LanguageModel.LanguageModel | ModelProvider.DirectModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(ProviderEndpoint.openAi, (endpoint) => layer({ model, ...endpoint })))
 
 /**

@@ -1,0 +1,165 @@
+/**
+ * Issue 20: "No model gets a faster path than a real provider does". A
+ * `LanguageModel` service carries its provider's direct functions
+ * (`ModelProvider.withDirect`; `ModelProvider.make` attaches them), so a
+ * model provided as `LanguageModel` ALONE — as the `eap-lm` benchmark row
+ * provides it — is still called on the direct path; a foreign
+ * `LanguageModel` (from `LanguageModel.make`, any `@effect/ai` provider) and
+ * a copy made by spreading one (a wrapper changing what it does) go through
+ * `LanguageModel`; `layerWithDirect` adds direct functions to a library's
+ * `LanguageModel` Layer.
+ *
+ * Which route a call took is seen by the provider: `@effect/ai` always hands
+ * it a real span (`LanguageModel.generateText` / `generateObject`), the
+ * direct path, when no tracer collects spans, the inert one.
+ */
+import { LanguageModel, type Response } from "@effect/ai"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Layer, Stream } from "effect"
+import { Agent, Inference, ModelProvider, Pipeline } from "effect-agent-pipeline"
+import { allTools } from "../../examples/shared/DemoTools.js"
+import { plan, quoteStep } from "../support/Harness.js"
+
+const FINISH: Response.PartEncoded = {
+  type: "finish",
+  reason: "stop",
+  usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 }
+}
+
+/** A provider recording the span each call was given (its name says the route). */
+const recording = () => {
+  const spans: Array<string> = []
+  const params: LanguageModel.ConstructorParams = {
+    generateText: (options) =>
+      Effect.sync(() => {
+        spans.push(options.span.name)
+        return options.responseFormat.type === "json"
+          ? [{ type: "text", text: JSON.stringify(plan([quoteStep("q1")])) }, FINISH]
+          : [{ type: "text", text: "ACME is at 42." }, FINISH]
+      }),
+    streamText: () => Stream.empty
+  }
+  return { spans, params }
+}
+
+const DIRECT = ["inert", "inert"]
+const THROUGH_LANGUAGE_MODEL = ["LanguageModel.generateObject", "LanguageModel.generateText"]
+
+/** One request on an agent whose model is `model`; the answer must be the provider's. */
+const ask = <E>(model: Layer.Layer<LanguageModel.LanguageModel, E>) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(Agent.layer({ model, tools: allTools }))
+    const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME", requestId: "r1" })
+    expect(result._tag).toBe("Completed")
+    if (result._tag === "Completed") expect(result.response.response).toBe("ACME is at 42.")
+  }).pipe(Effect.scoped)
+
+describe("ModelProvider.withDirect / directOf: the direct path of a LanguageModel provided alone", () => {
+  it.effect("a LanguageModel built by ModelProvider.make and provided ALONE (the eap-lm row) is called on the direct path", () =>
+    Effect.gen(function*() {
+      const { params, spans } = recording()
+      const provider = yield* ModelProvider.make(params)
+      expect(ModelProvider.directOf(provider.languageModel)).toBe(provider.direct)
+      yield* ask(Layer.succeed(LanguageModel.LanguageModel, provider.languageModel))
+      expect(spans).toEqual(DIRECT)
+    }))
+
+  it.effect("its LanguageModel face still answers user code through @effect/ai", () =>
+    Effect.gen(function*() {
+      const { params, spans } = recording()
+      const provider = yield* ModelProvider.make(params)
+      const response = yield* provider.languageModel.generateText({ prompt: "hi" })
+      expect(response.text).toBe("ACME is at 42.")
+      expect(spans).toEqual(["LanguageModel.generateText"])
+    }))
+
+  it.effect("a foreign LanguageModel (LanguageModel.make) goes through LanguageModel", () =>
+    Effect.gen(function*() {
+      const { params, spans } = recording()
+      const foreign = yield* LanguageModel.make(params)
+      expect(ModelProvider.directOf(foreign)).toBeUndefined()
+      yield* ask(Layer.succeed(LanguageModel.LanguageModel, foreign))
+      expect(spans).toEqual(THROUGH_LANGUAGE_MODEL)
+    }))
+
+  it.effect("a copy made by spreading one (a wrapper changing what it does) does not carry the direct functions", () =>
+    Effect.gen(function*() {
+      const { params, spans } = recording()
+      const provider = yield* ModelProvider.make(params)
+      const wrapped: LanguageModel.Service = { ...provider.languageModel }
+      expect(ModelProvider.directOf(wrapped)).toBeUndefined()
+      yield* ask(Layer.succeed(LanguageModel.LanguageModel, wrapped))
+      expect(spans).toEqual(THROUGH_LANGUAGE_MODEL)
+    }))
+
+  it.effect("withDirect: a new service with the same methods, carrying the direct functions; the original is unchanged", () =>
+    Effect.gen(function*() {
+      const { params } = recording()
+      const foreign = yield* LanguageModel.make(params)
+      const provider = yield* ModelProvider.make(params)
+      const served = ModelProvider.withDirect(foreign, provider.direct)
+      expect(served).not.toBe(foreign)
+      expect([served.generateText, served.generateObject, served.streamText])
+        .toEqual([foreign.generateText, foreign.generateObject, foreign.streamText])
+      expect(ModelProvider.directOf(served)).toBe(provider.direct)
+      expect(ModelProvider.directOf(foreign)).toBeUndefined()
+      expect(Object.keys(served).sort()).toEqual(["generateObject", "generateText", "streamText"])
+    }))
+
+  it.effect("a DirectModel in context wins over the one the LanguageModel carries", () =>
+    Effect.gen(function*() {
+      const { params, spans } = recording()
+      const provider = yield* ModelProvider.make(params)
+      const calls: Array<string> = []
+      const direct: ModelProvider.DirectModel.Service = {
+        generatePlan: (prompt) => Effect.suspend(() => (calls.push("plan"), provider.direct.generatePlan(prompt))),
+        generateText: (prompt) => Effect.suspend(() => (calls.push("text"), provider.direct.generateText(prompt)))
+      }
+      yield* ask(
+        Layer.merge(
+          Layer.succeed(LanguageModel.LanguageModel, provider.languageModel),
+          Layer.succeed(ModelProvider.DirectModel, direct)
+        )
+      )
+      expect(calls).toEqual(["plan", "text"])
+      expect(spans).toEqual(DIRECT)
+    }))
+
+  it.effect("Inference.layerFallback takes the direct functions a fallback LanguageModel carries", () =>
+    Effect.gen(function*() {
+      const { params } = recording()
+      const provider = yield* ModelProvider.make(params)
+      const fallback = yield* Inference.FallbackModel.pipe(
+        Effect.provide(Inference.layerFallback(Layer.succeed(LanguageModel.LanguageModel, provider.languageModel)))
+      )
+      expect(fallback.direct).toBe(provider.direct)
+    }))
+})
+
+describe("ModelProvider.layerWithDirect: a library's LanguageModel Layer with direct functions", () => {
+  it.effect("provides the library's LanguageModel (its methods) carrying them, and DirectModel; the pipeline calls them", () =>
+    Effect.gen(function*() {
+      const { params, spans } = recording()
+      const library = Layer.effect(LanguageModel.LanguageModel, LanguageModel.make(params))
+      let builtWith: LanguageModel.Service | undefined
+      const layer = ModelProvider.layerWithDirect(
+        library,
+        Effect.gen(function*() {
+          builtWith = yield* LanguageModel.LanguageModel
+          return (yield* ModelProvider.make(params)).direct
+        })
+      )
+      const context = yield* Effect.scoped(Layer.build(layer))
+      const served = Context.get(context, LanguageModel.LanguageModel)
+      const direct = Context.get(context, ModelProvider.DirectModel)
+      expect(ModelProvider.directOf(served)).toBe(direct)
+      expect(served.generateText).toBe(builtWith?.generateText)
+      expect(ModelProvider.directOf(builtWith!)).toBeUndefined()
+      yield* ask(layer)
+      expect(spans).toEqual(DIRECT)
+      // Provided alone, its LanguageModel still takes the direct path.
+      spans.length = 0
+      yield* ask(Layer.succeed(LanguageModel.LanguageModel, served))
+      expect(spans).toEqual(DIRECT)
+    }))
+})
