@@ -23,7 +23,7 @@
  *   cut at the limit; a stream emits up to the limit (the delta that
  *   crosses it is cut) and then fails the same way.
  */
-import type { Response } from "@effect/ai"
+import { AiError, type Response } from "@effect/ai"
 import { Chunk, Context, Duration, Effect, ExecutionPlan, Exit, Layer, Option, Stream } from "effect"
 import type { ModelUsage } from "../../domain/ModelCall.js"
 import { withDeadline } from "../../runtime/internal/deadline.js"
@@ -63,8 +63,25 @@ interface StreamState {
   modelId: string | undefined
   /** The ask's span (first chunk). */
   readonly span: ModelSpan
-  /** Set once the output passed the limit. */
-  over: ModelOutputTooLarge | undefined
+  /** What ends the stream at the next pull: the output passed the limit, or the provider reported an error. */
+  over: ModelFailure | undefined
+}
+
+/**
+ * The failure an `error` part of a stream stands for. Only the error's
+ * `type` (a code such as `overloaded_error`) is kept: its message is the
+ * server's text, which the pipeline does not scrub of keys.
+ */
+const streamErrorOf = (error: unknown): AiError.UnknownError => {
+  const inner = typeof error === "object" && error !== null && "error" in error ? error.error : error
+  const type = typeof inner === "object" && inner !== null && "type" in inner && typeof inner.type === "string"
+    ? inner.type.slice(0, 100)
+    : undefined
+  return new AiError.UnknownError({
+    module: "LanguageModel",
+    method: "streamText",
+    description: `the provider's stream reported an error${type === undefined ? "" : ` (${type})`}`
+  })
 }
 
 const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
@@ -237,6 +254,13 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
           streamed: true
         })
         state.bytes = maxOutputBytes
+        break
+      }
+      if (part.type === "error") {
+        // A provider's stream may report a failure as a part (Anthropic's
+        // `error` event, `overloaded_error`): the answer is cut short, so the
+        // stream fails — never a shorter answer taken for a whole one.
+        state.over = streamErrorOf(part.error)
         break
       }
       if (part.type === "finish") state.usage = usageOf(part.usage)

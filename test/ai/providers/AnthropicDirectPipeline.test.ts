@@ -10,15 +10,15 @@
 import { LanguageModel, Telemetry } from "@effect/ai"
 import { AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
-import { Agent, ModelProvider, Pipeline } from "effect-agent-pipeline"
+import { Cause, Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
+import { Agent, ExecutionStore, ModelProvider, Pipeline } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
 import { allTools } from "../../../examples/shared/DemoTools.js"
 import { identityOf, withIdentity } from "../../../src/ai/internal/modelClient.js"
 import * as FakeAnthropic from "../../support/FakeAnthropic.js"
 import { quoteStep, weatherStep } from "../../support/Harness.js"
 import * as InMemoryTracing from "../../support/InMemoryTracing.js"
-import type * as WireServer from "../../support/WireServer.js"
+import * as WireServer from "../../support/WireServer.js"
 
 const KEY = Redacted.make("sk-ant-test")
 const optionsOn = (server: FakeAnthropic.FakeAnthropic) => ({
@@ -155,5 +155,45 @@ describe("the pipeline on Anthropic.layer", () => {
       yield* script(server)
       yield* runPipeline(Anthropic.layer(optionsOn(server)).pipe(Layer.provide(transformer)))
       expect(formats).toEqual(["json", "text", "json", "text"])
+    }))
+})
+
+describe("a provider's stream that reports an error fails the request (fail closed)", () => {
+  // Anthropic sends `event: error` (`overloaded_error`) inside a 200 stream; @effect/ai turns it
+  // into an `error` part. Taken as the end of the answer, the request would complete with
+  // half an answer. It fails instead, after the tokens already sent.
+  const overloaded = WireServer.reply((request) =>
+    WireServer.sseOf([
+      ...FakeAnthropic.streamEvents(request, { kind: "text", text: "ACME is", deltas: ["ACME ", "is"] }, {
+        input_tokens: 3,
+        output_tokens: 2
+      }).slice(0, 5),
+      { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }
+    ])
+  )
+
+  it.scoped("a mid-stream error event is a SynthesisError; the tokens sent stay sent; the record says failed", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeAnthropic.make
+      yield* server.enqueue(FakeAnthropic.plan({ steps: [quoteStep("q1")] }), overloaded)
+      const agent = yield* Layer.build(Agent.layer({ model: Anthropic.layer(optionsOn(server)), tools: allTools }))
+      const pipeline = Context.get(agent, Pipeline.Pipeline)
+      const tokens: Array<string> = []
+      const exit = yield* Effect.exit(
+        Stream.runForEach(
+          pipeline.stream({ request: "quote ACME", requestId: "ad-overloaded" }),
+          (event) => Effect.sync(() => event._tag === "Token" && tokens.push(event.text))
+        )
+      )
+      expect(tokens).toEqual(["ACME ", "is"])
+      expect(exit._tag).toBe("Failure")
+      const error = exit._tag === "Failure" ? Cause.failureOption(exit.cause) : undefined
+      expect(error?._tag === "Some" && error.value._tag).toBe("SynthesisError")
+      const stored = yield* ExecutionStore.ExecutionStore.pipe(
+        Effect.flatMap((store) => store.get("ad-overloaded")),
+        Effect.provide(agent)
+      )
+      expect(stored._tag === "Some" && stored.value.lifecycle?.status).toBe("failed")
+      expect(stored._tag === "Some" && JSON.stringify(stored.value.modelCalls)).toContain("overloaded_error")
     }))
 })
