@@ -90,3 +90,28 @@ export const ancestorsOf = (spans: ReadonlyArray<ReadableSpan>, span: ReadableSp
 export const isError = (span: ReadableSpan): boolean => span.status.code === SpanStatusCode.ERROR
 
 export { SpanStatusCode }
+
+/**
+ * The model-call spans (`chat …`, and `LanguageModel.*` should one not be
+ * merged) in a form two runs can be compared by: name, kind, status, the
+ * attributes (the server's `port` and the time to first chunk, which differ
+ * between runs, replaced by placeholders), the names of their ancestors and
+ * their children (name, kind, HTTP method).
+ */
+export const comparableModelSpans = (spans: ReadonlyArray<ReadableSpan>, port: number) =>
+  spans
+    .filter((s) => s.name.startsWith("chat ") || s.name.startsWith("LanguageModel."))
+    .map((s) => ({
+      name: s.name,
+      kind: s.kind,
+      status: s.status.code,
+      attributes: Object.fromEntries(
+        Object.entries(s.attributes).map(([k, v]) =>
+          k === "gen_ai.response.time_to_first_chunk" ? [k, typeof v] : [k, v === port ? "(port)" : v]
+        )
+      ),
+      ancestors: ancestorsOf(spans, s).map((a) => a.name),
+      children: spans
+        .filter((c) => parentIdOf(c) === spanIdOf(s))
+        .map((c) => [c.name, c.kind, c.attributes["http.request.method"]])
+    }))

@@ -171,27 +171,10 @@ describe("the pipeline on OpenAi.layer (issue 20: the direct path)", () => {
           const server = yield* FakeOpenAi.make
           yield* script(server)
           yield* runPipeline(model(server))
-          const spans = tracing.spans()
-          const port = server.apiUrl.split(":").at(-1)?.split("/")[0]
-          return spans
-            .filter((s) => s.name.startsWith("chat ") || s.name.startsWith("LanguageModel."))
-            .map((s) => ({
-              name: s.name,
-              kind: s.kind,
-              status: s.status.code,
-              // Times and the server's port differ from run to run.
-              attributes: Object.fromEntries(
-                Object.entries(s.attributes).map(([k, v]) =>
-                  k === "gen_ai.response.time_to_first_chunk"
-                    ? [k, typeof v]
-                    : [k, v === Number(port) ? "(port)" : v]
-                )
-              ),
-              ancestors: InMemoryTracing.ancestorsOf(spans, s).map((a) => a.name),
-              children: spans
-                .filter((c) => InMemoryTracing.parentIdOf(c) === InMemoryTracing.spanIdOf(s))
-                .map((c) => [c.name, c.kind, c.attributes["http.request.method"]])
-            }))
+          return InMemoryTracing.comparableModelSpans(
+            tracing.spans(),
+            Number(server.apiUrl.split(":").at(-1)?.split("/")[0])
+          )
         }).pipe(Effect.provide(tracing.layer))
       }
       const direct = yield* spansOf((server) => OpenAi.layer(optionsOn(server)))
