@@ -7,6 +7,7 @@ import type { HookEffect, HookInvocation } from "../../domain/ExecutionRecord.js
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
 import { contributionHash } from "./hash.js"
+import { keepLatest } from "./liveShapes.js"
 
 const noEffects: ReadonlyArray<HookEffect> = []
 
@@ -46,5 +47,5 @@ export const completedOperationEntry = (
   entry.callId = call.callId
   if (stepId !== undefined) entry.stepId = stepId
   if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
-  return entry
+  return keepLatest("operationEntry", entry)
 }

@@ -12,6 +12,7 @@ import { type Participant, skipReason } from "../Subscription.js"
 import { type Attempt, attemptLean } from "./attempt.js"
 import type { Detach } from "./detached.js"
 import { completedOperationEntry } from "./fastPath.js"
+import { keepLatest } from "./liveShapes.js"
 import {
   begin,
   type Begun,
@@ -43,6 +44,7 @@ export const makeObserve = (
 (call: Call, recorder: RequestRecorder): Effect.Effect<(exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>> =>
   Effect.withFiberRuntime((fiber) => {
     const observing = new Observation(participants.around(call.operation), detach, specOf, call, recorder, fiber)
+    keepLatest("observation", observing)
     const ends = (exit: Exit.Exit<unknown, unknown>) => observing.ends(exit)
     // A begin that panics still ends the observers begun before it (C13).
     return Effect.as(Effect.onError(observing.begins(0), (cause) => observing.ends(Exit.failCause(cause))), ends)
@@ -62,6 +64,7 @@ export const makeObserveRun = (
 <A, E>(call: Call, recorder: RequestRecorder, body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.withFiberRuntime((fiber) => {
     const observing = new Observation(participants.around(call.operation), detach, specOf, call, recorder, fiber)
+    keepLatest("observation", observing)
     return Effect.onExit(Effect.zipRight(observing.begins(0), body), (exit) => observing.endsNow(exit))
   })
 

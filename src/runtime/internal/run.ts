@@ -16,6 +16,7 @@ import { type ExecutionPolicy, type FailurePolicy, nameOf } from "../Policy.js"
 import type { RunLimit } from "./bounded.js"
 import { contributionHash } from "./hash.js"
 import type { InvocationHandle } from "./invocationSlot.js"
+import { keepLatest } from "./liveShapes.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { collects } from "./spans.js"
 import { clockOf, elapsedMillis } from "./timing.js"
@@ -214,8 +215,7 @@ const makeRun = (
   span: Tracer.Span | undefined,
   given: InvocationHandle | undefined
 ): Run => {
-  const run = new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation())
-  return run
+  return keepLatest("hookRun", new HookRun(spec, clock, span, given ?? spec.recorder.startInvocation()))
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { Clock, Context, Effect } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
+import { keepLatest } from "./liveShapes.js"
 
 let liveClock: Clock.Clock | undefined
 
@@ -43,6 +44,7 @@ export class RunTimer {
   constructor(private readonly clock: Clock.Clock) {
     this.wallAt = clock.unsafeCurrentTimeMillis()
     this.monoAt = this.mark = elapsedMillis(clock)
+    keepLatest("runTimer", this)
   }
 
   /** When the current run started, in epoch milliseconds. */

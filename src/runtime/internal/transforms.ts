@@ -16,6 +16,7 @@ import { type Attempt, attempt, attemptLean, propagateInterruption, propagatePan
 import { failureText } from "./failures.js"
 import { completedOperationEntry } from "./fastPath.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
+import { keepLatest } from "./liveShapes.js"
 import { OnFiber } from "./onFiber.js"
 import type { TransformValues } from "./operationHooks.js"
 import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
@@ -47,7 +48,7 @@ export const makeTransform = (
   const chain = participants.transform(point)
   if (chain.length === 0) return Effect.succeed(value)
   return Effect.withFiberRuntime((fiber) =>
-    new TransformChain(point, chain, specOf, call, value, recorder, fiber).loop(0)
+    keepLatest("transformChain", new TransformChain(point, chain, specOf, call, value, recorder, fiber)).loop(0)
   )
 }
 

@@ -1,0 +1,89 @@
+/**
+ * The newest object of each kind the request path makes, kept alive (one
+ * each, replaced by the next), and one fiber parked for the process's life.
+ *
+ * Why: V8's optimized code embeds the hidden classes ("maps") of the objects
+ * it was compiled for, holding them weakly, and throws that code away once a
+ * full garbage collection finds no object of such a map alive. Between
+ * bursts of requests none is — and idle processes do run full collections
+ * (V8's memory reducer starts them; a benchmark forces them). Measured
+ * 2026-12-02 at 16 hooks, 500 requests after two full collections: about
+ * 145 optimized functions thrown away per burst (the fiber runtime's own
+ * among them), against 7 with these kept; the burst's median request took
+ * 1.3–1.5× as long and its throughput fell by a third to a half
+ * (docs/performance.md, "Bursts after an idle collection"). Whatever is kept
+ * here is bounded: one finished request's state, one fiber, a few small
+ * objects. Nothing here is read back, except by the test that checks it.
+ */
+import { Effect, type Fiber } from "effect"
+
+/** The kept objects, by kind. */
+interface Kept {
+  /** The newest finished request: its state (recorder, record, scope) and exit. */
+  request: unknown
+  exit: unknown
+  /** Its decoded input. */
+  decoded: unknown
+  /** The fiber it ran on. */
+  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  runTimer: unknown
+  hookRun: unknown
+  observation: unknown
+  transformChain: unknown
+  operationEntry: unknown
+}
+
+const kept: Kept = {
+  request: undefined,
+  exit: undefined,
+  decoded: undefined,
+  fiber: undefined,
+  runTimer: undefined,
+  hookRun: undefined,
+  observation: undefined,
+  transformChain: undefined,
+  operationEntry: undefined
+}
+
+/**
+ * Keeps `value` as the newest object of its kind; returns it.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const keepLatest = <K extends keyof Kept, V extends Kept[K]>(kind: K, value: V): V => {
+  kept[kind] = value
+  return value
+}
+
+// The fiber runtime's own per-step objects — a fiber, the marker it pushes
+// when it enters an uninterruptible region, a generator's one-shot iterator
+// over the effect it yields — are kept by one fiber parked inside such a
+// region, in a generator. It waits on nothing the event loop knows of, so it
+// never keeps the process alive.
+let parked: Fiber.RuntimeFiber<never> | undefined
+
+/**
+ * Parks the keeper fiber, once per process (called when a pipeline is built).
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const parkOnce = (): void => {
+  parked ??= Effect.runFork(Effect.uninterruptible(Effect.gen(function*() {
+    yield* Effect.void
+    // Not `Effect.never`: its interval timer would keep the process alive.
+    return yield* Effect.async<never>(() => {})
+  })))
+}
+
+/**
+ * For tests: what is kept now.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const keptNow = (): Readonly<Kept> & { readonly parked: Fiber.RuntimeFiber<never> | undefined } => ({
+  ...kept,
+  parked
+})
