@@ -33,6 +33,7 @@ import { wireJsonSchema } from "../domain/internal/planWire.js"
 import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
 import * as parts from "./internal/providerParts.js"
+import * as Unprovided from "./internal/unprovided.js"
 
 export type {
   /**
@@ -286,11 +287,12 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
             responseOfText
           )
           : generate(prompt, "plan"))
-    // The provider's functions run with an IdGenerator, as LanguageModel.make's do.
-    const direct: DirectModel.Service = {
+    // The provider's functions run with an IdGenerator, as LanguageModel.make's do
+    // (the pipeline's model calls start their fiber with it: unprovided.ts).
+    const direct = Unprovided.register({
       generateText: (prompt) => Effect.provideService(generateText(prompt), IdGenerator.IdGenerator, idGenerator),
       generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator)
-    }
+    }, { services: Context.make(IdGenerator.IdGenerator, idGenerator), generateText, generatePlan })
     return { languageModel: withDirect(languageModel, direct), direct }
   })
 

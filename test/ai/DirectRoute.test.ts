@@ -13,7 +13,7 @@
  * it a real span (`LanguageModel.generateText` / `generateObject`), the
  * direct path, when no tracer collects spans, the inert one.
  */
-import { LanguageModel, type Response } from "@effect/ai"
+import { IdGenerator, LanguageModel, type Response } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Stream } from "effect"
 import { Agent, Inference, ModelProvider, Pipeline } from "effect-agent-pipeline"
@@ -162,4 +162,35 @@ describe("ModelProvider.layerWithDirect: a library's LanguageModel Layer with di
       yield* ask(Layer.succeed(LanguageModel.LanguageModel, served))
       expect(spans).toEqual(DIRECT)
     }))
+})
+
+describe("ModelProvider.make: its functions run with the IdGenerator it was built with", () => {
+  /** A provider whose every answer is its IdGenerator's next id. */
+  const idParams: LanguageModel.ConstructorParams = {
+    generateText: (options) =>
+      Effect.gen(function*() {
+        const id = yield* (yield* IdGenerator.IdGenerator).generateId()
+        return options.responseFormat.type === "json"
+          ? [{ type: "text", text: JSON.stringify(plan([quoteStep("q1")])) }, FINISH]
+          : [{ type: "text", text: `id ${id}` }, FINISH]
+      }),
+    streamText: () => Stream.empty
+  }
+  let n = 0
+  const counting = IdGenerator.IdGenerator.of({ generateId: () => Effect.sync(() => `n${++n}`) })
+
+  it.effect("on the pipeline's direct path (the call's own fiber starts with it), and called directly", () =>
+    Effect.gen(function*() {
+      n = 0
+      const provider = yield* ModelProvider.make(idParams).pipe(
+        Effect.provideService(IdGenerator.IdGenerator, counting)
+      )
+      const context = yield* Layer.build(
+        Agent.layer({ model: Layer.succeed(LanguageModel.LanguageModel, provider.languageModel), tools: allTools })
+      )
+      const result = yield* Context.get(context, Pipeline.Pipeline).process({ request: "quote ACME", requestId: "r1" })
+      expect(result._tag === "Completed" && result.response.response).toBe("id n2")
+      // Outside the pipeline its direct functions provide it themselves.
+      expect((yield* provider.direct.generateText("hi")).text).toBe("id n3")
+    }).pipe(Effect.scoped))
 })

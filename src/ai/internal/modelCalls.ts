@@ -26,7 +26,7 @@
 import { AiError, type Response } from "@effect/ai"
 import { Chunk, Context, Duration, Effect, ExecutionPlan, Exit, Layer, Option, Stream } from "effect"
 import type { ModelUsage } from "../../domain/ModelCall.js"
-import { withDeadline } from "../../runtime/internal/deadline.js"
+import { withDeadline, withDeadlineProviding } from "../../runtime/internal/deadline.js"
 import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
 import {
   defaults,
@@ -126,11 +126,12 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
     n: number,
     span: ModelSpan
   ) =>
-    withDeadline(
-      client.generate(prompt, format).pipe(
-        Effect.tap((response) => span.answered(response.usage, response.modelId)),
-        Effect.flatMap(withinLimit)
-      ),
+    withDeadlineProviding(
+      client.services,
+      Effect.flatMap(client.generate(prompt, format), (response) => {
+        span.answered(response.usage, response.modelId)
+        return withinLimit(response)
+      }),
       policy.timeout,
       timedOut,
       (caller) => {

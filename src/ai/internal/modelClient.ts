@@ -10,11 +10,12 @@
  * as the GenAI semantic conventions name them on spans and metrics (see
  * genAiSpans.ts).
  */
-import type { AiError, LanguageModel, Response } from "@effect/ai"
+import { type AiError, IdGenerator, type LanguageModel, type Response } from "@effect/ai"
 import { Context, Effect, Layer, ParseResult, Stream } from "effect"
 import type { ModelCall } from "../../domain/ModelCall.js"
 import { type DirectModel, type ModelResponse, PlanRequest, responseOfText } from "../ModelProvider.js"
 import { safeAiError } from "./safeAiError.js"
+import { unprovidedOf } from "./unprovided.js"
 
 /**
  * What a buffered call asks for: text, or a plan as structured output.
@@ -34,7 +35,13 @@ export interface ModelClient {
   readonly label: ModelCall["model"]
   /** Which model this is, when its Layer said ({@link ModelIdentity}). */
   readonly identity: ModelIdentity.Service | undefined
-  readonly generate: (prompt: string, format: Format) => Effect.Effect<ModelResponse, AiError.AiError>
+  /** A buffered call: run it with {@link services} in its context. */
+  readonly generate: (
+    prompt: string,
+    format: Format
+  ) => Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>
+  /** What {@link generate}'s calls need (the model call's fiber starts with them). */
+  readonly services: Context.Context<IdGenerator.IdGenerator>
   readonly stream: (prompt: string) => Stream.Stream<Response.StreamPart<{}>, AiError.AiError>
 }
 
@@ -62,6 +69,9 @@ export const generateWith = (model: LanguageModel.Service) => (prompt: string, f
       )
     )
 
+/** The services of a client whose calls provide their own (or need none). */
+const defaultServices = Context.make(IdGenerator.IdGenerator, IdGenerator.defaultIdGenerator)
+
 /**
  * A model's calls: the provider's narrow interface when it offers one, else `LanguageModel`.
  *
@@ -74,12 +84,16 @@ export const clientOf = (
   direct: DirectModel.Service | undefined,
   identity?: ModelIdentity.Service | undefined
 ): ModelClient => {
-  const generate = direct === undefined
+  const unprovided = direct === undefined ? undefined : unprovidedOf(direct)
+  const generate: ModelClient["generate"] = unprovided !== undefined
+    ? (prompt, format) => format === "plan" ? unprovided.generatePlan(prompt) : unprovided.generateText(prompt)
+    : direct === undefined
     ? generateWith(model)
-    : (prompt: string, format: Format) => format === "plan" ? direct.generatePlan(prompt) : direct.generateText(prompt)
+    : (prompt, format) => format === "plan" ? direct.generatePlan(prompt) : direct.generateText(prompt)
   return {
     label,
     identity,
+    services: unprovided?.services ?? defaultServices,
     generate: (prompt, format) => Effect.mapError(generate(prompt, format), (error) => safeAiError(error)),
     stream: (prompt) =>
       Stream.mapError(

@@ -51,14 +51,34 @@ export const withDeadline = <A, E, R, E2>(
   timeout: Duration.Duration,
   onTimeout: () => E2,
   watch?: Watch<A, E | E2>
-): Effect.Effect<A, E | E2, R> =>
-  Effect.withFiberRuntime<A, E | E2, R>((caller, status) => {
+): Effect.Effect<A, E | E2, R> => bounded(self, timeout, onTimeout, watch, undefined)
+
+/**
+ * {@link withDeadline}, the work's fiber starting with `services` added to
+ * the caller's context (cheaper than providing them inside the work).
+ */
+export const withDeadlineProviding = <A, E, R, E2>(
+  services: Context.Context<R>,
+  self: Effect.Effect<A, E, R>,
+  timeout: Duration.Duration,
+  onTimeout: () => E2,
+  watch?: Watch<A, E | E2>
+): Effect.Effect<A, E | E2> => bounded(self, timeout, onTimeout, watch, services)
+
+const bounded = <A, E, R, E2>(
+  self: Effect.Effect<A, E, R>,
+  timeout: Duration.Duration,
+  onTimeout: () => E2,
+  watch: Watch<A, E | E2> | undefined,
+  services: Context.Context<R> | undefined
+): Effect.Effect<A, E | E2, never> =>
+  Effect.withFiberRuntime<A, E | E2>((caller, status) => {
     // The caller's context holds what `self` requires (it is the fiber
-    // `self` would otherwise run on); Effect types a fiber's context as
-    // `Context<never>`. Interruptible whatever region the caller is in: the
-    // deadline must be able to stop it.
+    // `self` would otherwise run on), with `services` when given; Effect
+    // types a fiber's context as `Context<never>`. Interruptible whatever
+    // region the caller is in: the deadline must be able to stop it.
     const runtime = Runtime.make({
-      context: caller.currentContext,
+      context: services === undefined ? caller.currentContext : Context.merge(caller.currentContext, services),
       fiberRefs: caller.getFiberRefs(),
       runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
     }) as Runtime.Runtime<R>
