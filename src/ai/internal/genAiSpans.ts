@@ -233,7 +233,12 @@ export const inModelSpan = <A, E, R>(
     const measured: Measured = { operation: "chat", who: client.identity, purpose }
     if (!collects(fiber)) {
       const reporting = reportingTo(fiber, measured, undefined, isLanguageModelSpan)
-      return reported(reporting, use(reporting))
+      // No span to end: an interrupted ask takes no sample, so its end need
+      // not be guarded against interruption (`Effect.onExit` would be).
+      return Effect.flatMap(Effect.exit(use(reporting)), (exit) => {
+        reporting.ending(exit)
+        return exit
+      })
     }
     return Effect.useSpan(spanName("chat", client.identity), chatOptions(purpose, client, format, false), (span) => {
       const reporting = reportingTo(fiber, measured, span, isLanguageModelSpan)
