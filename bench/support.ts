@@ -2,8 +2,8 @@
  * What the benchmarks share: a zero-latency model (a constant one-step plan,
  * a constant draft), a no-op tool, no-op hooks, and quantiles.
  */
-import { Tool } from "@effect/ai"
-import { Effect, Schema, Stream } from "effect"
+import { LanguageModel, Tool } from "@effect/ai"
+import { Effect, Layer, Schema, Stream } from "effect"
 import { Hook, ModelProvider, ToolRegistry } from "../src/index.js"
 
 const PLAN = JSON.stringify({
@@ -11,15 +11,30 @@ const PLAN = JSON.stringify({
   terminal: true
 })
 
-/** A zero-latency model: a constant plan for structured output, a constant draft otherwise. */
-export const ZeroLatencyModel = ModelProvider.layer(ModelProvider.make({
+const zeroLatency: LanguageModel.ConstructorParams = {
   generateText: (options) =>
     Effect.succeed([
       { type: "text", text: options.responseFormat.type === "json" ? PLAN : "done" },
       { type: "finish", reason: "stop", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
     ]),
   streamText: () => Stream.dieMessage("not used")
-}))
+}
+
+/** A zero-latency model: a constant plan for structured output, a constant draft otherwise. */
+export const ZeroLatencyModel = ModelProvider.layer(ModelProvider.make(zeroLatency))
+
+/**
+ * The same model provided only as `@effect/ai`'s `LanguageModel` — as the
+ * OpenAI, Anthropic and Chat Completions layers provide theirs (their
+ * direct functions ride on the service).
+ */
+export const ZeroLatencyLanguageModel = Layer.effect(
+  LanguageModel.LanguageModel,
+  Effect.map(ModelProvider.make(zeroLatency), (provider) => provider.languageModel)
+)
+
+/** The same model from `LanguageModel.make` (any `@effect/ai` provider package): no direct functions. */
+export const ForeignLanguageModel = Layer.effect(LanguageModel.LanguageModel, LanguageModel.make(zeroLatency))
 
 const Noop = Tool.make("noop", { parameters: { x: Schema.Number }, success: Schema.Number })
 
@@ -44,6 +59,27 @@ export const noopSyncHook = (i: number): Hook.Hook<never> => ({
   afterPlanning: Hook.sync((_c, plan) => plan),
   afterExecution: Hook.sync(() => undefined),
   afterSynthesis: Hook.sync((_c, text: string) => text)
+})
+
+/**
+ * A no-op hook on operations, as `bench-peers` counts a unit: a
+ * `beforeInference` and an `afterInference` transform (both model calls)
+ * and an `around.toolExecution` observer — 5 hook calls per request —
+ * with Effect handlers.
+ */
+export const noopOperationHook = (i: number): Hook.Hook<never> => ({
+  name: `noop-op-${i}`,
+  beforeInference: (_call, prompt: string) => Effect.succeed(prompt),
+  afterInference: (_call, text: string) => Effect.succeed(text),
+  around: { toolExecution: () => Effect.void }
+})
+
+/** The same hook with `Hook.sync` handlers. */
+export const noopOperationSyncHook = (i: number): Hook.Hook<never> => ({
+  name: `noop-op-sync-${i}`,
+  beforeInference: Hook.sync((_call, prompt: string) => prompt),
+  afterInference: Hook.sync((_call, text: string) => text),
+  around: { toolExecution: Hook.sync(() => undefined) }
 })
 
 /** The `q` quantile of sorted samples. */

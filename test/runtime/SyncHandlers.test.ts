@@ -14,15 +14,21 @@
  * `duration` and `callId`). Each marked handler is wrapped in a `Proxy`
  * that counts calls through its Effect-returning form, so a test can tell
  * which path actually ran (the fast path calls the plain function directly).
+ *
+ * A third run writes each body as `(...args) => Effect.succeed(body(...args))`:
+ * an Effect handler whose effect is already a success takes the same
+ * synchronous path (issue 20) and must agree with the other two as well.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import {
+  Agent,
   type AgentResponse,
   type ExecutionRecord,
   Hook,
   HookEffects,
   type Operation,
+  Pipeline,
   type PipelineContext,
   type PipelineError,
   Retriever,
@@ -30,6 +36,7 @@ import {
   type ScriptedModel,
   type ShortCircuit
 } from "effect-agent-pipeline"
+import { allTools } from "../../examples/shared/DemoTools.js"
 import { syncOnly } from "../../src/runtime/internal/invoke.js"
 import { type HarnessOptions, makeHarness, plan, quoteStep, weatherStep } from "../support/Harness.js"
 import * as InMemoryTracing from "../support/InMemoryTracing.js"
@@ -39,7 +46,7 @@ import { at, completed as completedResult, makeSeamAgent, untyped } from "./Oper
 // Running a scenario in both forms
 // ---------------------------------------------------------------------------
 
-type Form = "effect" | "sync"
+type Form = "effect" | "sync" | "exit"
 
 /** One run's way of writing handlers, and what its handlers logged. */
 interface Writer {
@@ -66,6 +73,8 @@ const writer = (form: Form): Writer => {
     h: <Args extends ReadonlyArray<unknown>, A>(body: (...args: Args) => A) =>
       form === "effect"
         ? (...args: Args) => Effect.sync(() => body(...args))
+        : form === "exit"
+        ? (...args: Args) => Effect.succeed(body(...args))
         // The Proxy keeps the mark (the runtime still sees a Hook.sync
         // handler) and counts the calls that went through the Effect path.
         : new Proxy(Hook.sync(body), {
@@ -140,11 +149,16 @@ const bothForms = (
     const request = options.request ?? "quote ACME"
     const effect = yield* runIn("effect", scenario, request)
     const sync = yield* runIn("sync", scenario, request)
-    expect(sync.record.hookInvocations.map(stripInvocation)).toEqual(effect.record.hookInvocations.map(stripInvocation))
-    expect(stripRecord(sync.record)).toEqual(stripRecord(effect.record))
-    expect(settled(sync.exit)).toEqual(settled(effect.exit))
-    expect(sync.prompts).toEqual(effect.prompts)
-    expect(sync.log).toEqual(effect.log)
+    const succeeded = yield* runIn("exit", scenario, request)
+    for (const other of [sync, succeeded]) {
+      expect(other.record.hookInvocations.map(stripInvocation)).toEqual(
+        effect.record.hookInvocations.map(stripInvocation)
+      )
+      expect(stripRecord(other.record)).toEqual(stripRecord(effect.record))
+      expect(settled(other.exit)).toEqual(settled(effect.exit))
+      expect(other.prompts).toEqual(effect.prompts)
+      expect(other.log).toEqual(effect.log)
+    }
     expect(effect.effectPath).toBe(0)
     if (options.fastPath === true) expect(sync.effectPath).toBe(0)
     return [effect, sync] as const
@@ -1026,4 +1040,88 @@ describe("points without an exit hook", () => {
     // A detached run is not the point's to finish.
     expect(syncOnly([{ plain: () => 1, execution: { _tag: "FireAndRecord" } }])).toBe(false)
   })
+})
+
+describe("Effect handlers whose effect is already a success (issue 20)", () => {
+  it.effect("each handler is called exactly once per run, whatever it returns: a success (synchronous path), an effect to run, a failure, or not an Effect", () =>
+    Effect.gen(function*() {
+      const calls: Record<string, number> = {}
+      const counted =
+        <Args extends ReadonlyArray<unknown>, A>(name: string, f: (...args: Args) => A) => (...args: Args): A => {
+          calls[name] = (calls[name] ?? 0) + 1
+          return f(...args)
+        }
+      const h = yield* makeHarness({
+        hooks: [
+          Hook.make({
+            name: "succeeds",
+            beforeInference: counted("succeeds", (_call: InferenceCall, prompt: string) => Effect.succeed(prompt)),
+            around: { toolExecution: counted("observes", () => Effect.void) }
+          }),
+          Hook.make({
+            name: "runs",
+            beforeInference: counted("runs", (_call: InferenceCall, prompt: string) => Effect.sync(() => prompt)),
+            around: { toolExecution: counted("observesLater", () => Effect.sync(() => undefined)) }
+          }),
+          Hook.make({
+            name: "fails",
+            failure: "fail_open",
+            beforeInference: counted("fails", (_call: InferenceCall, _prompt: string) => Effect.fail("no"))
+          }),
+          untyped({
+            name: "shapeless",
+            failure: "fail_open",
+            beforeInference: counted("shapeless", () => "not an Effect")
+          })
+        ],
+        script: onePhase
+      })
+      const result = yield* h.pipeline.process({ request: "quote ACME", requestId: "once-1" })
+      expect(result._tag).toBe("Completed")
+      // Two model calls (planning, synthesis), one tool execution.
+      expect(calls).toEqual({ succeeds: 2, runs: 2, fails: 2, shapeless: 2, observes: 1, observesLater: 1 })
+      const record = yield* h.record("once-1")
+      expect(at(record, "before_inference").map((i) => [i.name, i.status])).toEqual([
+        ["succeeds", "completed"],
+        ["runs", "completed"],
+        ["fails", "failed"],
+        ["shapeless", "failed"],
+        ["succeeds", "completed"],
+        ["runs", "completed"],
+        ["fails", "failed"],
+        ["shapeless", "failed"]
+      ])
+    }))
+})
+
+describe("an Around observer that has already begun (its effect a success) keeps its hook's services", () => {
+  class Seen extends Context.Tag("test/Seen")<Seen, { readonly log: Array<string> }>() {}
+
+  it.effect("its finish callback, returned by Effect.succeed, runs with the services the hook was registered with", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const hook = Hook.make({
+        name: "watch",
+        around: {
+          toolExecution: (call: Operation.Call<"tool_execution">) =>
+            Effect.succeed((result: { readonly outcome: string }) =>
+              Effect.flatMap(
+                Seen,
+                (seen) => Effect.sync(() => seen.log.push(`${call.payload.capability}:${result.outcome}`))
+              )
+            )
+        }
+      })
+      const layer = Agent.layerOffline({ tools: allTools, hooks: [hook] }).pipe(
+        Layer.provide(Layer.succeed(Seen, { log }))
+      )
+      const result = yield* Effect.flatMap(
+        Pipeline.Pipeline,
+        (pipeline) => pipeline.process({ request: "What is the stock quote for ACME?", requestId: "begun-1" })
+      ).pipe(
+        Effect.provide(layer)
+      )
+      expect(result._tag).toBe("Completed")
+      expect(log).toEqual(["stock_quote:completed"])
+    }))
 })

@@ -84,9 +84,15 @@ const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hoo
     }
     return (...args: Array<unknown>) => {
       const returned: unknown = f(...args)
-      return Effect.isEffect(returned)
-        ? provide(Effect.map(returned, (finish) => (typeof finish === "function" ? wrap(finish) : finish)))
-        : returned
+      if (!Effect.isEffect(returned)) return returned
+      // An observer that has already begun (`Effect.void`, `Effect.succeed(finish)`)
+      // stays an exit: the runner then begins it synchronously.
+      if (Exit.isExit(returned)) {
+        return Exit.isSuccess(returned) && typeof returned.value === "function"
+          ? Exit.succeed(wrap(returned.value))
+          : returned
+      }
+      return provide(Effect.map(returned, (finish) => (typeof finish === "function" ? wrap(finish) : finish)))
     }
   }
   const mapValues = (handlers: object | undefined, f: (h: unknown) => unknown) =>

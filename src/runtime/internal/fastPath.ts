@@ -3,6 +3,7 @@
  * the synchronous fast path (transforms, Around observers): built directly,
  * the entry the full run would have made.
  */
+import { Exit } from "effect"
 import type { HookEffect, HookInvocation } from "../../domain/ExecutionRecord.js"
 import type { HookPoint } from "../../domain/HookPoint.js"
 import type { Operation } from "../../domain/Operation.js"
@@ -49,3 +50,11 @@ export const completedOperationEntry = (
   if (contribution !== undefined) entry.contributionHash = contributionHash(contribution)
   return keepLatest("operationEntry", entry)
 }
+
+/**
+ * Whether an Effect handler's returned effect is already a success
+ * (`Effect.succeed`, `Effect.void`: Exits in Effect): there is nothing to
+ * run, and the run takes the synchronous path a `Hook.sync` handler takes.
+ */
+export const succeeded = (returned: unknown): returned is Exit.Success<unknown, unknown> =>
+  Exit.isExit(returned) && Exit.isSuccess(returned)

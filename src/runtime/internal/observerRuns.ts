@@ -90,17 +90,20 @@ export const settleBegin = (run: Run, spec: OperationRunSpec, ended: Attempt): E
   }
 }
 
-/** Begins one observer; a failing begin is recorded at once (fail open). */
+/**
+ * Begins one observer; a failing begin is recorded at once (fail open).
+ * `handled`: its handler's call, when it was already made.
+ */
 export const begin = (
   participant: Participant<AnyAround>,
   spec: OperationRunSpec,
   call: Call,
-  handle?: InvocationHandle
+  handle?: InvocationHandle,
+  handled: () => unknown = () => participant.handler(call)
 ): Effect.Effect<Observing | undefined> =>
   Effect.flatMap(
     openRun(spec, undefined, handle),
-    (run) =>
-      Effect.flatMap(attempt(spec, run, () => participant.handler(call)), (ended) => settleBegin(run, spec, ended))
+    (run) => Effect.flatMap(attempt(spec, run, handled), (ended) => settleBegin(run, spec, ended))
   )
 
 /**

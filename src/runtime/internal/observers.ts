@@ -11,7 +11,7 @@ import { isDetached } from "../Policy.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { type Attempt, attemptLean } from "./attempt.js"
 import type { Detach } from "./detached.js"
-import { completedOperationEntry } from "./fastPath.js"
+import { completedOperationEntry, succeeded } from "./fastPath.js"
 import { keepLatest } from "./liveShapes.js"
 import {
   begin,
@@ -89,12 +89,12 @@ class Observation extends OnFiber {
     else this.completed[i] = false
   }
 
-  /** An Effect observer's begin on the lean path: its effect and one continuation. */
-  leanBegin(participant: Participant<AnyAround>, i: number): Effect.Effect<Observing | undefined> {
+  /** An Effect observer's begin on the lean path (`returned`: its handler's effect): that effect and one continuation. */
+  leanBegin(participant: Participant<AnyAround>, i: number, returned: unknown): Effect.Effect<Observing | undefined> {
     const call = this.call
     const spec = this.specOf(participant, i, call, this.recorder)
     const run = openRunNow(spec, this.clock)
-    return attemptLean(spec, run, this.slot, () => participant.handler(call), (ended) => settleBegin(run, spec, ended))
+    return attemptLean(spec, run, this.slot, () => returned, (ended) => settleBegin(run, spec, ended))
   }
 
   /** Begins the observers from `start`. */
@@ -118,26 +118,35 @@ class Observation extends OnFiber {
         continue
       }
       const plain = participant.plain
-      if (plain === undefined && this.lean && participant.execution._tag === "Blocking") {
-        return Effect.flatMap(this.leanBegin(participant, i), (observing) => {
-          this.observed(i, observing)
-          return this.begins(i + 1)
-        })
-      }
-      if (!this.fast || plain === undefined || participant.execution._tag !== "Blocking") {
+      if (!this.fast || participant.execution._tag !== "Blocking") {
         const spec = specOf(participant, i, call, recorder)
         return Effect.zipRight(
           Effect.map(begin(participant, spec, call), (observing) => this.observed(i, observing)),
           Effect.suspend(() => this.begins(i + 1))
         )
       }
+      // Synchronously: `Hook.sync` functions, and Effect handlers whose
+      // effect is already a success (nothing to run).
       // Timings are for the record: none read with recording off.
       if (recording) timer ??= new RunTimer(clock)
       const startedAt = timer === undefined ? 0 : timer.startedAt()
       const t0 = timer === undefined ? 0 : timer.mark
       let ended: Attempt
       try {
-        ended = { _tag: "Value", value: plain(call) }
+        if (plain !== undefined) ended = { _tag: "Value", value: plain(call) }
+        else {
+          const returned: unknown = participant.handler(call)
+          if (!succeeded(returned)) {
+            const begun = this.lean
+              ? this.leanBegin(participant, i, returned)
+              : begin(participant, specOf(participant, i, call, recorder), call, undefined, () => returned)
+            return Effect.flatMap(begun, (observing) => {
+              this.observed(i, observing)
+              return this.begins(i + 1)
+            })
+          }
+          ended = { _tag: "Value", value: returned.value }
+        }
       } catch (defect) {
         ended = { _tag: "Panic", cause: Cause.die(defect) }
       }

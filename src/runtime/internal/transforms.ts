@@ -14,7 +14,7 @@ import type { HookFailed } from "../../domain/PipelineError.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { type Attempt, attempt, attemptLean, propagateInterruption, propagatePanic } from "./attempt.js"
 import { failureText } from "./failures.js"
-import { completedOperationEntry } from "./fastPath.js"
+import { completedOperationEntry, succeeded } from "./fastPath.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
 import { keepLatest } from "./liveShapes.js"
 import { OnFiber } from "./onFiber.js"
@@ -145,8 +145,11 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     }
   }
 
-  /** Run `i` on the Effect path. */
-  step(i: number): Effect.Effect<TransformValues[P], HookFailed> {
+  /**
+   * Run `i` on the Effect path (`handled`: its handler's call, when the
+   * synchronous path already made it).
+   */
+  step(i: number, handled?: () => unknown): Effect.Effect<TransformValues[P], HookFailed> {
     const participant = this.chain[i]!
     const spec = this.specOf(participant, i, this.call, this.recorder)
     const skip = skipped(participant, this.chain, this.completed, spec, dependencyFailed)
@@ -157,7 +160,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       openRun(spec),
       (run) =>
         Effect.flatMap(
-          attempt(spec, run, () => participant.handler(call, input)),
+          attempt(spec, run, handled ?? (() => participant.handler(call, input))),
           (ended) => this.settle(i, spec, run, input, ended)
         )
     )
@@ -167,7 +170,11 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
    * Run `i` on the lean Effect path: the handler's effect and one
    * continuation — no span, no run effect, no deadline (blocking only).
    */
-  leanStep(i: number, participant: Participant<AnyTransform>): Effect.Effect<TransformValues[P], HookFailed> {
+  leanStep(
+    i: number,
+    participant: Participant<AnyTransform>,
+    returned: unknown
+  ): Effect.Effect<TransformValues[P], HookFailed> {
     const input = this.current
     const call = this.call
     const spec = this.specOf(participant, i, call, this.recorder)
@@ -176,12 +183,16 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       spec,
       run,
       this.slot,
-      () => participant.handler(call, input),
+      () => returned,
       (ended) => this.settle(i, spec, run, input, ended)
     )
   }
 
-  /** Runs from `start`: synchronous handlers in a loop, the rest on the Effect path. */
+  /**
+   * Runs from `start`: synchronous handlers in a loop — `Hook.sync`
+   * functions, and Effect handlers whose effect is already a success
+   * (`Effect.succeed`: nothing to run) — the rest on the Effect path.
+   */
   loop(start: number): Effect.Effect<TransformValues[P], HookFailed> {
     const { call, chain, clock, completed, fast, lean, point, recorder } = this
     // Timings are for the record: none read with recording off.
@@ -191,18 +202,19 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     while (i < chain.length) {
       const participant = chain[i]!
       const plain = participant.plain
-      if (plain === undefined && lean && participant.execution._tag === "Blocking") {
-        if (skipReason(participant, completed) !== undefined) return this.step(i)
-        return this.leanStep(i, participant)
-      }
-      if (!fast || plain === undefined || participant.execution._tag !== "Blocking") return this.step(i)
+      if (!fast || participant.execution._tag !== "Blocking") return this.step(i)
       if (skipReason(participant, completed) !== undefined) return this.step(i)
       const input = this.current
       if (recording) timer ??= new RunTimer(clock)
       const startedAt = timer === undefined ? 0 : timer.startedAt()
       let value: unknown
       try {
-        value = plain(call, input)
+        if (plain !== undefined) value = plain(call, input)
+        else {
+          const returned: unknown = participant.handler(call, input)
+          if (!succeeded(returned)) return lean ? this.leanStep(i, participant, returned) : this.step(i, () => returned)
+          value = returned.value
+        }
       } catch (defect) {
         // Rare: a panic, recorded through a full run.
         const spec = this.specOf(participant, i, call, recorder)
