@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import { AiError, IdGenerator, LanguageModel, Prompt, type Response, Telemetry } from "@effect/ai"
-import { Context, Effect, Layer, Option, Schema, type Stream, type Tracer } from "effect"
+import { Context, Effect, type Fiber, Layer, Option, Schema, type Stream, type Tracer } from "effect"
 import { wireJsonSchema } from "../domain/internal/planWire.js"
 import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
@@ -270,23 +270,25 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
       )
     // A span transformer (`@effect/ai`'s telemetry hook) is applied by the
     // LanguageModel path: when one is installed, calls take that path.
-    const atMake = yield* Effect.serviceOption(Telemetry.CurrentSpanTransformer)
-    const transformed = Option.isSome(atMake)
-      ? Effect.succeed(atMake)
-      : Effect.serviceOption(Telemetry.CurrentSpanTransformer)
+    const atMake = Option.isSome(yield* Effect.serviceOption(Telemetry.CurrentSpanTransformer))
+    // Read from the calling fiber's context (one step, not a service lookup's three).
+    const transformed = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+      atMake || Option.isSome(Context.getOption(fiber.currentContext, Telemetry.CurrentSpanTransformer))
     const generateText = (prompt: string) =>
-      Effect.flatMap(transformed, (transformer) =>
-        Option.isSome(transformer)
+      Effect.withFiberRuntime<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>((fiber) =>
+        transformed(fiber)
           ? Effect.map(languageModel.generateText({ prompt }), responseOfText)
-          : generate(prompt, "text"))
+          : generate(prompt, "text")
+      )
     const generatePlan = (prompt: string) =>
-      Effect.flatMap(transformed, (transformer) =>
-        Option.isSome(transformer)
+      Effect.withFiberRuntime<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>((fiber) =>
+        transformed(fiber)
           ? Effect.map(
             languageModel.generateObject({ prompt, schema: PlanRequest, objectName: "routing_plan" }),
             responseOfText
           )
-          : generate(prompt, "plan"))
+          : generate(prompt, "plan")
+      )
     // The provider's functions run with an IdGenerator, as LanguageModel.make's do
     // (the pipeline's model calls start their fiber with it: unprovided.ts).
     const direct = Unprovided.register({
