@@ -14,9 +14,10 @@
  * The child starts synchronously with the caller's context, fiber refs and
  * runtime flags (interruption enabled): a handler that does not suspend ends
  * before the caller even waits, with no scheduler hop — the common case costs
- * a fiber, not a race. Only a handler that really waits (I/O, a timer) pays
- * for the race against its deadline, on the fiber's `Clock` (`TestClock`
- * drives it). Fiber-ref changes a handler makes stay in its own fiber.
+ * a fiber, not a race. Only a handler that really waits (I/O, a timer) is
+ * waited for against its deadline: on the live clock a plain timer
+ * (liveTimer.ts), on any other `Clock` a sleep on it (`TestClock` drives
+ * it). Fiber-ref changes a handler makes stay in its own fiber.
  *
  * A guard's deadline is its own time: it pauses while the operation runs
  * inside it (`proceed`), see {@link Pause}.
@@ -25,6 +26,7 @@ import { type Clock, type Context, Duration, Effect, type Exit, FiberRefs, Optio
 import type { RuntimeFiber } from "effect/Fiber"
 import type * as FiberStatus from "effect/FiberStatus"
 import { currentInvocation, type InvocationSlot, sharedSlot, slotFor } from "../HookEffects.js"
+import { timerMillis } from "./liveTimer.js"
 
 /**
  * How long one hook run may take, and how long it gets to stop once
@@ -196,7 +198,45 @@ export const stop = (
 ): Effect.Effect<boolean> =>
   Effect.withFiberRuntime((caller) => {
     child.unsafeInterruptAsFork(caller.id())
-    return Effect.map(waitFor(child, Effect.sleep(grace)), Option.isNone)
+    return Effect.map(waitAtMost(caller, child, grace), Option.isNone)
+  })
+
+/**
+ * {@link waitFor} for at most `duration` of the caller's clock: with a
+ * plain timer on the live clock (no fiber), else a sleep on that clock.
+ */
+const waitAtMost = <A, E>(
+  caller: RuntimeFiber<unknown, unknown>,
+  child: RuntimeFiber<A, E>,
+  duration: Duration.Duration
+): Effect.Effect<Option.Option<Exit.Exit<A, E>>> => {
+  const millis = timerMillis(caller, duration)
+  return millis === undefined ? waitFor(child, Effect.sleep(duration)) : waitForTimer(child, millis)
+}
+
+/** {@link waitFor} with a Node timer of `millis` as the deadline. */
+const waitForTimer = <A, E>(child: RuntimeFiber<A, E>, millis: number): Effect.Effect<Option.Option<Exit.Exit<A, E>>> =>
+  Effect.async<Option.Option<Exit.Exit<A, E>>>((resume) => {
+    let done = false
+    const onChild = (exit: Exit.Exit<A, E>) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      resume(Effect.succeed(Option.some(exit)))
+    }
+    const timer = setTimeout(() => {
+      if (done) return
+      done = true
+      child.removeObserver(onChild)
+      resume(Effect.succeed(Option.none()))
+    }, millis)
+    child.addObserver(onChild)
+    // The caller was interrupted while it waited: stop watching.
+    return Effect.sync(() => {
+      done = true
+      clearTimeout(timer)
+      child.removeObserver(onChild)
+    })
   })
 
 /**
@@ -221,9 +261,11 @@ export const runBounded = <A, E>(
     const child = startChild(caller, status, effect, report)
     const done = child.unsafePoll()
     if (done !== null) return Effect.succeed<Ending<A, E>>({ _tag: "Done", exit: done })
-    const deadline = pause === undefined ? Effect.sleep(limit.timeout) : pause.watch(limit.timeout)
+    const waited = pause === undefined
+      ? waitAtMost(caller, child, limit.timeout)
+      : waitFor(child, pause.watch(limit.timeout))
     return Effect.onInterrupt(
-      Effect.flatMap(waitFor(child, deadline), (ended): Effect.Effect<Ending<A, E>> =>
+      Effect.flatMap(waited, (ended): Effect.Effect<Ending<A, E>> =>
         Option.isSome(ended)
           ? Effect.succeed({ _tag: "Done", exit: ended.value })
           : Effect.map(stop(child, limit.grace), (abandoned) => ({ _tag: "TimedOut", abandoned }))),

@@ -23,15 +23,9 @@
  * Fiber-ref changes made by the work (log annotations, for instance) stay
  * in its fiber, as they would in any forked fiber.
  */
-import { Clock, Context, DefaultServices, Duration, Effect, type Exit, Fiber, Runtime, RuntimeFlags } from "effect"
+import { Context, type Duration, Effect, type Exit, Fiber, Runtime, RuntimeFlags } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
-import { clockOf } from "./timing.js"
-
-/** The live clock's instance: a fiber that has it runs on wall-clock time. */
-const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
-
-/** The longest delay a Node timer takes (longer fires at once). */
-const maxTimerMillis = 2_147_483_647
+import { timerMillis } from "./liveTimer.js"
 
 /**
  * A watch on the work: called on the caller's fiber just before the work
@@ -91,8 +85,8 @@ const bounded = <A, E, R, E2>(
       const after = onEnd(done)
       return after === Effect.void ? done : Effect.zipRight(after, done)
     }
-    const millis = Duration.toMillis(timeout)
-    const raced = clockOf(caller) === liveClock && millis <= maxTimerMillis
+    const millis = timerMillis(caller, timeout)
+    const raced = millis !== undefined
       ? awaitTimed(child, millis, onTimeout, caller)
       : Fiber.join(child).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout }),
