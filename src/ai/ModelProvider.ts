@@ -291,7 +291,7 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
       )
     // The provider's functions run with an IdGenerator, as LanguageModel.make's do
     // (the pipeline's model calls start their fiber with it: unprovided.ts).
-    const direct = Unprovided.register({
+    const direct = Unprovided.register<DirectModel.Service>({
       generateText: (prompt) => Effect.provideService(generateText(prompt), IdGenerator.IdGenerator, idGenerator),
       generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator)
     }, { services: Context.make(IdGenerator.IdGenerator, idGenerator), generateText, generatePlan })

@@ -9,7 +9,7 @@
  */
 import type { AiError, IdGenerator } from "@effect/ai"
 import type { Context, Effect } from "effect"
-import type { DirectModel, ModelResponse } from "../ModelProvider.js"
+import type { ModelResponse } from "../../domain/ModelCall.js"
 
 /**
  * The unprovided functions and their services.
@@ -23,7 +23,9 @@ export interface Unprovided {
   readonly generatePlan: (prompt: string) => Effect.Effect<ModelResponse, AiError.AiError, IdGenerator.IdGenerator>
 }
 
-const registry = new WeakMap<DirectModel.Service, Unprovided>()
+// Keyed by the direct service object (a `DirectModel.Service`; not named
+// here: ModelProvider.ts imports this module).
+const registry = new WeakMap<object, Unprovided>()
 
 /**
  * Registers `direct`'s unprovided functions; returns `direct`.
@@ -31,7 +33,7 @@ const registry = new WeakMap<DirectModel.Service, Unprovided>()
  * @since 0.1.0
  * @category constructors
  */
-export const register = (direct: DirectModel.Service, unprovided: Unprovided): DirectModel.Service => {
+export const register = <D extends object>(direct: D, unprovided: Unprovided): D => {
   registry.set(direct, unprovided)
   return direct
 }
@@ -42,4 +44,4 @@ export const register = (direct: DirectModel.Service, unprovided: Unprovided): D
  * @since 0.1.0
  * @category utils
  */
-export const unprovidedOf = (direct: DirectModel.Service): Unprovided | undefined => registry.get(direct)
+export const unprovidedOf = (direct: object): Unprovided | undefined => registry.get(direct)
