@@ -3,12 +3,15 @@
  * request as `pipeline-overhead.ts` (4 no-op hooks, one tool step, a
  * zero-latency model) with recording off, and recording into the memory
  * store, a SQLite file (WAL) and PostgreSQL (when `EAP_BENCH_DATABASE_URL`
- * or `EAP_TEST_DATABASE_URL` names one; `.ci/services.sh` starts one).
+ * or `EAP_TEST_DATABASE_URL` names one; `.ci/services.sh` starts one), the
+ * latter also with `asyncCommit`.
  *
  * Prints, per backend: the sequential median and p99 per request, the
  * recording overhead (median minus recording off) and its ratio to the
  * memory store's, and sustained recorded requests per second with 1 and 16
- * requests in flight. Not a test: compare ratios within one run.
+ * requests in flight (stores interleaved in rounds) with the ratio of the
+ * latter to the memory store's — issue 20's goal: SQLite ≥ 0.8×,
+ * PostgreSQL ≥ 0.5×. Not a test: compare ratios within one run.
  */
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import * as fs from "node:fs"
@@ -52,6 +55,11 @@ const backends: Array<Backend> = [
       name: "PostgreSQL",
       recording: true,
       stores: Postgres.layer({ url: Redacted.make(postgresUrl), tablePrefix: prefix })
+    }, {
+      // Record writes commit without waiting for the WAL flush (see SqlStores' `asyncCommit`).
+      name: "PostgreSQL, asyncCommit",
+      recording: true,
+      stores: Postgres.layer({ url: Redacted.make(postgresUrl), tablePrefix: `${prefix}async_`, asyncCommit: true })
     }])
 ]
 
@@ -98,9 +106,9 @@ const open = async (backend: Backend): Promise<Running> => {
 
 const ROUNDS = 10
 
-/** Requests per second over `THROUGHPUT_MS` with `inFlight` requests at a time. */
-const throughput = async (r: Running, inFlight: number) => {
-  const until = Date.now() + THROUGHPUT_MS
+/** Requests done and seconds taken with `inFlight` requests at a time, for `millis`. */
+const throughputFor = async (r: Running, inFlight: number, millis: number) => {
+  const until = Date.now() + millis
   let done = 0
   const t0 = process.hrtime.bigint()
   await Promise.all(Array.from({ length: inFlight }, async () => {
@@ -109,7 +117,26 @@ const throughput = async (r: Running, inFlight: number) => {
       done++
     }
   }))
-  return done / (Number(process.hrtime.bigint() - t0) / 1e9)
+  return { done, seconds: Number(process.hrtime.bigint() - t0) / 1e9 }
+}
+
+/**
+ * Requests per second with `inFlight` requests at a time: `THROUGHPUT_MS`
+ * per store, in rounds that interleave the stores (machine noise hits all
+ * of them alike, so their ratios hold within one run).
+ */
+const throughput = async (running: ReadonlyArray<Running>, inFlight: number): Promise<Array<number>> => {
+  const totals = running.map(() => ({ done: 0, seconds: 0 }))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < running.length; i++) {
+      // Each round starts with a different store.
+      const k = (i + round) % running.length
+      const { done, seconds } = await throughputFor(running[k]!, inFlight, THROUGHPUT_MS / ROUNDS)
+      totals[k]!.done += done
+      totals[k]!.seconds += seconds
+    }
+  }
+  return totals.map((t) => t.done / t.seconds)
 }
 
 const main = async () => {
@@ -127,36 +154,39 @@ const main = async () => {
       }
     }
   }
-  const results: Array<Result> = []
-  for (const r of running) {
+  const rps1 = await throughput(running, 1)
+  const rps16 = await throughput(running, 16)
+  const results: Array<Result> = running.map((r, i) => {
     const sorted = r.samples.slice().sort((x, y) => x - y)
-    results.push({
+    return {
       name: r.backend.name,
       median: quantile(sorted, 0.5),
       p99: quantile(sorted, 0.99),
-      rps1: await throughput(r, 1),
-      rps16: await throughput(r, 16)
-    })
-    await r.dispose()
-  }
+      rps1: rps1[i]!,
+      rps16: rps16[i]!
+    }
+  })
+  for (const r of running) await r.dispose()
   const off = results[0]!
   const memory = results[1]!
   const memoryOverhead = memory.median - off.median
   console.log(
-    `\nnode ${process.version}, 4 no-op hooks, ${REQUESTS} sequential requests per store after ${WARMUP} warm-up, in ${ROUNDS} interleaved rounds; throughput over ${THROUGHPUT_MS} ms${
+    `\nnode ${process.version}, 4 no-op hooks, ${REQUESTS} sequential requests per store after ${WARMUP} warm-up, in ${ROUNDS} interleaved rounds; throughput over ${THROUGHPUT_MS} ms per store, also in ${ROUNDS} interleaved rounds${
       postgresUrl === undefined ? "; PostgreSQL skipped (set EAP_BENCH_DATABASE_URL)" : ""
     }\n`
   )
   console.log(
-    "| store | median µs | p99 µs | recording overhead µs | overhead vs memory | req/s, 1 in flight | req/s, 16 in flight |"
+    "| store | median µs | p99 µs | recording overhead µs | overhead vs memory | req/s, 1 in flight | req/s, 16 in flight | 16 in flight vs memory |"
   )
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
   for (const r of results) {
     const overhead = r.median - off.median
     console.log(
       `| ${r.name} | ${r.median.toFixed(1)} | ${r.p99.toFixed(1)} | ${r === off ? "–" : overhead.toFixed(1)} | ${
         r === off ? "–" : `${(overhead / memoryOverhead).toFixed(2)}×`
-      } | ${r.rps1.toFixed(0)} | ${r.rps16.toFixed(0)} |`
+      } | ${r.rps1.toFixed(0)} | ${r.rps16.toFixed(0)} | ${
+        r === off ? "–" : `${(r.rps16 / memory.rps16).toFixed(2)}×`
+      } |`
     )
   }
   fs.rmSync(dir, { recursive: true, force: true })
@@ -169,8 +199,10 @@ const main = async () => {
         SqlClient,
         (sql) =>
           Effect.forEach(
-            ["execution_records", "checkpoints", "migrations"],
-            (t) => sql`DROP TABLE IF EXISTS ${sql(prefix + t)}`,
+            [prefix, `${prefix}async_`].flatMap((p) =>
+              ["execution_records", "checkpoints", "activity_signals", "migrations"].map((t) => p + t)
+            ),
+            (t) => sql`DROP TABLE IF EXISTS ${sql(t)}`,
             {
               discard: true
             }

@@ -62,9 +62,13 @@ export const make = (leaseMillis: number): Effect.Effect<LeaseKeeper, never, Sco
     const pass = Effect.flatMap(Clock.currentTimeMillis, (now) => {
       if (held.size === 0) return Effect.void
       const recorders = [...held]
-      if (now < renewAt) return Effect.forEach(recorders, (r) => r.flushIfChanged, { discard: true })
+      // All at once: a store that commits writes in groups (the SQL stores)
+      // makes one commit of a tick's writes, not one per running request.
+      if (now < renewAt) {
+        return Effect.forEach(recorders, (r) => r.flushIfChanged, { concurrency: "unbounded", discard: true })
+      }
       renewAt = now + renewEvery
-      return Effect.forEach(recorders, (r) => r.renew(now + leaseMillis), { discard: true })
+      return Effect.forEach(recorders, (r) => r.renew(now + leaseMillis), { concurrency: "unbounded", discard: true })
     })
     // The keeper's fiber runs only while a request holds a lease: an idle
     // pipeline has no timer pending (nothing keeps a process alive), and a

@@ -7,12 +7,18 @@
  * so writers in different processes can never regress a record (C15).
  * A row that does not decode fails only its own read.
  *
+ * The hot writes — `create` at a request's start, `save` at its end — are
+ * one statement each and group-committed (`internal/recordWrites.ts`): the
+ * writes of concurrent requests share statements and commits, each caller
+ * waiting for its own answer. A save needing a merge (another writer's
+ * evidence in the stored row) falls back to a read-modify-write.
+ *
  * @since 0.1.0
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Clock, Duration, Effect, Either, Option } from "effect"
+import { Clock, Duration, Effect, Either, Option, type Scope } from "effect"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { encodeDirect } from "../../domain/internal/recordEncode.js"
 import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
@@ -42,6 +48,8 @@ import {
   startedAtOf
 } from "../internal/recordQuery.js"
 import { decodeRow, type StoredRow } from "./internal/recordRow.js"
+import * as RecordWrites from "./internal/recordWrites.js"
+import type { RecordColumns } from "./internal/recordWrites.js"
 import type { Tables } from "./migrations.js"
 
 /**
@@ -52,6 +60,10 @@ import type { Tables } from "./migrations.js"
  */
 export interface SqlExecutionStoreOptions {
   readonly retention?: RetentionSettings | undefined
+  /** Most writes group-committed together (default 64). */
+  readonly maxBatch?: number | undefined
+  /** See {@link SqlStoreOptions}' `asyncCommit` (`SqlStores.ts`). */
+  readonly asyncCommit?: boolean | undefined
 }
 
 const storeError = (operation: string) => (error: SqlError) =>
@@ -67,7 +79,7 @@ const storeError = (operation: string) => (error: SqlError) =>
 export const make = (
   tables: Tables,
   options: SqlExecutionStoreOptions = {}
-): Effect.Effect<ExecutionStore.Service, never, SqlClient> =>
+): Effect.Effect<ExecutionStore.Service, never, SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient
     const retention = options.retention ?? defaultRetention
@@ -77,10 +89,10 @@ export const make = (
     }
     const table = sql(tables.records)
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
-    const hookNamesValue = (record: ExecutionRecord) => {
-      const json = JSON.stringify(hookNamesOf(record))
-      return isPg ? sql`${json}::jsonb` : sql`${json}`
-    }
+    const writes = yield* RecordWrites.make(sql, tables.records, {
+      maxBatch: options.maxBatch,
+      asyncCommit: options.asyncCommit
+    })
 
     /**
      * The columns of a record stored at `now`. `writer_id` names the writer whose snapshot the row is
@@ -93,7 +105,7 @@ export const make = (
           try: () => JSON.stringify(encodeDirect(record)),
           catch: (error) => new ExecutionStoreError({ operation: "encode", detail: String(error) })
         }),
-        (body) => ({
+        (body): RecordColumns => ({
           requestId: record.requestId,
           revision: record.recordRevision,
           status: listedStatus(record),
@@ -101,38 +113,32 @@ export const make = (
           storedAt: now,
           expiresAt: expiresAt(record, now, millis),
           lease: leaseOf(record) ?? null,
-          hooks: hookNamesValue(record),
+          hookNames: JSON.stringify(hookNamesOf(record)),
           writer: pure ? record.writer?.id ?? null : null,
           version: record.schemaVersion,
           body
         })
       )
 
-    const insert = (c: Effect.Effect.Success<ReturnType<typeof columns>>) =>
+    const hookNamesValue = (c: RecordColumns) => isPg ? sql`${c.hookNames}::jsonb` : sql`${c.hookNames}`
+
+    const insert = (c: RecordColumns) =>
       sql`INSERT INTO ${table}
         (request_id, revision, status, started_at, stored_at, expires_at, lease_expires_at, hook_names, writer_id, schema_version, body)
-        VALUES (${c.requestId}, ${c.revision}, ${c.status}, ${c.startedAt}, ${c.storedAt}, ${c.expiresAt}, ${c.lease}, ${c.hooks}, ${c.writer}, ${c.version}, ${c.body})`
+        VALUES (${c.requestId}, ${c.revision}, ${c.status}, ${c.startedAt}, ${c.storedAt}, ${c.expiresAt}, ${c.lease}, ${
+        hookNamesValue(c)
+      }, ${c.writer}, ${c.version}, ${c.body})`
 
-    /** The columns an upsert replaces (`stored_at` only when the stored row had expired). */
-    const replaced = (now: number) =>
-      sql`revision = excluded.revision, status = excluded.status, started_at = excluded.started_at,
-        stored_at = CASE WHEN ${table}.expires_at <= ${now} THEN excluded.stored_at ELSE ${table}.stored_at END,
-        expires_at = excluded.expires_at, lease_expires_at = excluded.lease_expires_at,
-        hook_names = excluded.hook_names, writer_id = excluded.writer_id,
-        schema_version = excluded.schema_version, body = excluded.body`
-
-    // One statement: an absent id is inserted, an expired record replaced
-    // (it does not hold its id), a live one left alone; two creates racing
-    // are decided by the unique key.
+    // One statement, group-committed with other requests' writes: an absent
+    // id is inserted, an expired record replaced (it does not hold its id),
+    // a live one left alone; two creates racing are decided by the unique key.
     const create = (record: ExecutionRecord) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const c = yield* columns(record, now)
-        const rows = yield* sql`${insert(c)} ON CONFLICT (request_id) DO UPDATE SET ${replaced(now)}
-          WHERE ${table}.expires_at <= ${now}
-          RETURNING seq`.pipe(Effect.mapError(storeError("create")))
-        return (rows.length > 0 ? "created" : "exists") satisfies CreateResult
-      })
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(columns(record, now), (c) =>
+          Effect.map(
+            writes.submit({ kind: "create", columns: c }),
+            (written): CreateResult => (written ? "created" : "exists")
+          )))
 
     /** The stored row of a request (live or expired), if any. */
     const readRow = (requestId: string, operation: string) =>
@@ -148,7 +154,7 @@ export const make = (
      * none was read): false when another writer changed the row meanwhile.
      */
     const writeOver = (
-      c: Effect.Effect.Success<ReturnType<typeof columns>>,
+      c: RecordColumns,
       read: { readonly revision: number; readonly expired: boolean } | undefined,
       operation: string
     ) =>
@@ -158,7 +164,7 @@ export const make = (
           : sql`UPDATE ${table} SET
               revision = ${c.revision}, status = ${c.status}, started_at = ${c.startedAt},
               stored_at = ${read.expired ? sql`${c.storedAt}` : sql`stored_at`},
-              expires_at = ${c.expiresAt}, lease_expires_at = ${c.lease}, hook_names = ${c.hooks},
+              expires_at = ${c.expiresAt}, lease_expires_at = ${c.lease}, hook_names = ${hookNamesValue(c)},
               writer_id = ${c.writer}, schema_version = ${c.version}, body = ${c.body}
             WHERE request_id = ${c.requestId} AND revision = ${read.revision}
             RETURNING seq`,
@@ -194,24 +200,18 @@ export const make = (
       })
 
     /**
-     * One statement for the common case — the stored row is absent, expired,
-     * or an older snapshot of the same writer (a writer's snapshots are
-     * cumulative: nothing to merge) — else the read-modify-write below.
+     * One statement for the common case, group-committed — the stored row
+     * is absent, expired, or an older snapshot that needs no merge (the
+     * same writer's: a writer's snapshots are cumulative; or one with no
+     * hook runs, such as the record `create` wrote) — else the
+     * read-modify-write below.
      */
-    const saveSameWriter = (record: ExecutionRecord) =>
-      Effect.gen(function*() {
-        if (record.writer === undefined) return false
-        const now = yield* Clock.currentTimeMillis
-        const c = yield* columns(record, now)
-        const rows = yield* sql`${insert(c)} ON CONFLICT (request_id) DO UPDATE SET ${replaced(now)}
-          WHERE ${table}.expires_at <= ${now}
-            OR (${table}.revision < excluded.revision AND ${table}.writer_id = excluded.writer_id)
-          RETURNING seq`.pipe(Effect.mapError(storeError("save")))
-        return rows.length > 0
-      })
+    const saveOneStatement = (record: ExecutionRecord) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(columns(record, now), (c) => writes.submit({ kind: "save", columns: c })))
 
     const save = (record: ExecutionRecord) =>
-      Effect.flatMap(saveSameWriter(record), (written) =>
+      Effect.flatMap(saveOneStatement(record), (written) =>
         written ? Effect.succeed<SaveResult>("written") : saveMerging(record))
 
     const saveMerging = (record: ExecutionRecord) =>
@@ -237,7 +237,9 @@ export const make = (
 
     const update: ExecutionStore.Service["update"] = (requestId, f) =>
       readModifyWrite<UpdateResult>(requestId, "update", (now, row) => {
-        if (row === undefined || Number(row.expires_at) <= now) return Effect.succeed({ done: "missing" })
+        if (row === undefined || Number(row.expires_at) <= now) {
+          return Effect.succeed({ done: "missing" })
+        }
         return Effect.map(decodeRow(row), (stored) => {
           const next = f(stored)
           return next === undefined
@@ -256,7 +258,9 @@ export const make = (
         const rows = yield* sql<StoredRow>`SELECT seq, request_id, schema_version, body FROM ${table}
           WHERE request_id = ${requestId} AND expires_at > ${now}`.pipe(Effect.mapError(storeError("get")))
         const row = rows[0]
-        if (row === undefined) return Option.none()
+        if (row === undefined) {
+          return Option.none()
+        }
         return Option.some(yield* decodeRow(row))
       })
 
@@ -268,15 +272,25 @@ export const make = (
           return yield* new ExecutionStoreError({ operation: "list", detail: `not a cursor: ${query.cursor}` })
         }
         const size = pageSize(query.limit, defaultPageSize, maxPageSize)
-        if (size === 0) return { records: [], undecodable: [] } satisfies RecordPage
+        if (size === 0) {
+          return { records: [], undecodable: [] } satisfies RecordPage
+        }
         const where: Array<Fragment> = [sql`expires_at > ${now}`]
-        if (before !== undefined) where.push(sql`seq < ${before}`)
+        if (before !== undefined) {
+          where.push(sql`seq < ${before}`)
+        }
         if (query.status !== undefined) {
-          if (query.status.length === 0) return { records: [], undecodable: [] } satisfies RecordPage
+          if (query.status.length === 0) {
+            return { records: [], undecodable: [] } satisfies RecordPage
+          }
           where.push(sql.in("status", query.status))
         }
-        if (query.startedFrom !== undefined) where.push(sql`started_at >= ${query.startedFrom}`)
-        if (query.startedBefore !== undefined) where.push(sql`started_at < ${query.startedBefore}`)
+        if (query.startedFrom !== undefined) {
+          where.push(sql`started_at >= ${query.startedFrom}`)
+        }
+        if (query.startedBefore !== undefined) {
+          where.push(sql`started_at < ${query.startedBefore}`)
+        }
         if (query.hook !== undefined) {
           where.push(
             isPg
@@ -291,8 +305,10 @@ export const make = (
         const undecodable: Array<RecordDecodeError> = []
         for (const row of page) {
           Either.match(decodeRow(row), {
-            onLeft: (error) => undecodable.push(error),
-            onRight: (record) => records.push(record)
+            onLeft: (error) =>
+              undecodable.push(error),
+            onRight: (record) =>
+              records.push(record)
           })
         }
         const last = page[page.length - 1]
