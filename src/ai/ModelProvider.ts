@@ -33,6 +33,7 @@ import { wireJsonSchema } from "../domain/internal/planWire.js"
 import type { ModelResponse, ModelUsage } from "../domain/ModelCall.js"
 import { inertSpan, useSpan } from "../runtime/internal/spans.js"
 import * as parts from "./internal/providerParts.js"
+import { streamDirect } from "./internal/providerStream.js"
 import * as Unprovided from "./internal/unprovided.js"
 
 export type {
@@ -218,7 +219,9 @@ export const usageOf: (usage: unknown) => ModelUsage | undefined = parts.usageOf
 
 /**
  * Serves a provider's functions as both `LanguageModel` and
- * {@link DirectModel}.
+ * {@link DirectModel} (buffered and streamed: the pipeline calls them
+ * without `LanguageModel`'s per-call Schema work, with the same spans,
+ * parts and errors).
  *
  * @example
  * ```ts
@@ -293,7 +296,8 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Pro
     // (the pipeline's model calls start their fiber with it: unprovided.ts).
     const direct = Unprovided.register<DirectModel.Service>({
       generateText: (prompt) => Effect.provideService(generateText(prompt), IdGenerator.IdGenerator, idGenerator),
-      generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator)
+      generatePlan: (prompt) => Effect.provideService(generatePlan(prompt), IdGenerator.IdGenerator, idGenerator),
+      streamText: streamDirect(params, languageModel, idGenerator, transformed)
     }, { services: Context.make(IdGenerator.IdGenerator, idGenerator), generateText, generatePlan })
     return { languageModel: withDirect(languageModel, direct), direct }
   })

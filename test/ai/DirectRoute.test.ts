@@ -194,3 +194,69 @@ describe("ModelProvider.make: its functions run with the IdGenerator it was buil
       expect((yield* provider.direct.generateText("hi")).text).toBe("id n3")
     }).pipe(Effect.scoped))
 })
+
+describe("ModelProvider.make: streams take the direct path too", () => {
+  /** A provider whose stream records the span it was given and streams `deltas`, then a finish. */
+  const streaming = (deltas: ReadonlyArray<Response.StreamPartEncoded>) => {
+    const spans: Array<string> = []
+    const params: LanguageModel.ConstructorParams = {
+      generateText: () => Effect.succeed([{ type: "text", text: JSON.stringify(plan([quoteStep("q1")])) }, FINISH]),
+      streamText: (options) => {
+        spans.push(options.span.name)
+        return Stream.fromIterable([...deltas, FINISH])
+      }
+    }
+    return { spans, params }
+  }
+  const deltas: ReadonlyArray<Response.StreamPartEncoded> = [
+    { type: "text-start", id: "t" },
+    { type: "text-delta", id: "t", delta: "ACME " },
+    { type: "text-delta", id: "t", delta: "is at 42." },
+    { type: "text-end", id: "t" }
+  ]
+
+  /** One streamed request on an agent whose model is `model`: its events. */
+  const streamed = <E>(model: Layer.Layer<LanguageModel.LanguageModel, E>) =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(Agent.layer({ model, tools: allTools }))
+      const pipeline = Context.get(context, Pipeline.Pipeline)
+      return yield* Effect.either(Stream.runCollect(pipeline.stream({ request: "quote ACME", requestId: "s1" })))
+    }).pipe(Effect.scoped)
+
+  it.effect("provided alone, its stream is called directly: same tokens and final answer as through LanguageModel", () =>
+    Effect.gen(function*() {
+      const direct = streaming(deltas)
+      const provider = yield* ModelProvider.make(direct.params)
+      const viaDirect = yield* streamed(Layer.succeed(LanguageModel.LanguageModel, provider.languageModel))
+      expect(direct.spans).toEqual(["inert"])
+      const foreign = streaming(deltas)
+      const viaLanguageModel = yield* streamed(
+        Layer.effect(LanguageModel.LanguageModel, LanguageModel.make(foreign.params))
+      )
+      expect(foreign.spans).toEqual(["LanguageModel.streamText"])
+      const texts = (events: typeof viaDirect) =>
+        events._tag === "Right"
+          ? [...events.right].map((
+            e
+          ) => (e._tag === "Token" ? e.text : e._tag === "Completed" ? e.response.response : e._tag))
+          : [events.left._tag]
+      expect(texts(viaDirect)).toEqual(["ACME ", "is at 42.", "ACME is at 42."])
+      expect(texts(viaDirect)).toEqual(texts(viaLanguageModel))
+    }))
+
+  it.effect("a part that does not decode fails the stream as LanguageModel's MalformedOutput would (a SynthesisError)", () =>
+    Effect.gen(function*() {
+      const broken: ReadonlyArray<Response.StreamPartEncoded> = [
+        // `delta` must be a string: the provider broke the part's shape.
+        { type: "text-delta", id: "t", delta: 42 as unknown as string }
+      ]
+      const direct = streaming(broken)
+      const provider = yield* ModelProvider.make(direct.params)
+      const result = yield* streamed(Layer.succeed(LanguageModel.LanguageModel, provider.languageModel))
+      expect(result._tag === "Left" && result.left._tag).toBe("SynthesisError")
+      const foreign = streaming(broken)
+      const through = yield* streamed(Layer.effect(LanguageModel.LanguageModel, LanguageModel.make(foreign.params)))
+      expect(through._tag === "Left" && through.left._tag).toBe("SynthesisError")
+      expect(result._tag === "Left" && result.left.message).toEqual(through._tag === "Left" && through.left.message)
+    }))
+})
