@@ -60,6 +60,14 @@ describe("live shapes", () => {
       expect(kept.hookRun).toBeDefined()
       expect(kept.runTimer).toBeDefined()
       expect(kept.operationEntry).toMatchObject({ status: "completed" })
+      // The newest calls, of the request's several shapes (with a parent, a phase, a step).
+      const calls = kept.calls.filter((c): c is { readonly operation: string } =>
+        typeof c === "object" && c !== null && "operation" in c
+      )
+      expect(new Set(calls.map((c) => c.operation))).toEqual(
+        new Set(["request", "phase", "inference", "tool_call", "tool_execution"])
+      )
+      expect(kept.calls.length).toBeLessThanOrEqual(16)
     }))
 
   it.effect("only the newest request is kept", () =>

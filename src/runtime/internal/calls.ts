@@ -5,6 +5,7 @@
 import type { Clock } from "effect"
 import type { Call, CallRef, Coordinates, Operation, Payloads } from "../../domain/Operation.js"
 import { flatText } from "./flatText.js"
+import { keepCall } from "./liveShapes.js"
 import type { SpecOf } from "./participants.js"
 
 /** What a new run is about. */
@@ -54,32 +55,38 @@ export const callOf = <Op extends Operation>(
   const callId = nextCallId(operation)
   const startedAt = init.startedAt ?? clock.unsafeCurrentTimeMillis()
   const { parent } = init
+  // Kept among the newest calls: optimized code that embeds their shapes
+  // survives idle-time full collections (liveShapes.ts).
   if (!seen) {
     const { coordinates, payload } = init
-    return parent === undefined
-      ? { operation, callId, startedAt, coordinates, payload }
-      : {
+    return keepCall(
+      parent === undefined
+        ? { operation, callId, startedAt, coordinates, payload }
+        : {
+          operation,
+          callId,
+          startedAt,
+          coordinates,
+          parent: { operation: parent.operation, callId: parent.callId },
+          payload
+        }
+    )
+  }
+  const coordinates = coordinatesOf(init.coordinates)
+  const payload = snapshotOf(init.payload)
+  return keepCall(
+    parent === undefined
+      ? Object.freeze({ operation, callId, startedAt, coordinates, payload })
+      : Object.freeze({
         operation,
         callId,
         startedAt,
         coordinates,
-        parent: { operation: parent.operation, callId: parent.callId },
+        // A reference to the parent run, not its snapshot.
+        parent: Object.freeze({ operation: parent.operation, callId: parent.callId }),
         payload
-      }
-  }
-  const coordinates = coordinatesOf(init.coordinates)
-  const payload = snapshotOf(init.payload)
-  return parent === undefined
-    ? Object.freeze({ operation, callId, startedAt, coordinates, payload })
-    : Object.freeze({
-      operation,
-      callId,
-      startedAt,
-      coordinates,
-      // A reference to the parent run, not its snapshot.
-      parent: Object.freeze({ operation: parent.operation, callId: parent.callId }),
-      payload
-    })
+      })
+  )
 }
 
 /** The spec of a participant's run on a call, recorded on `recorder`. */

@@ -12,8 +12,9 @@
  * among them), against 7 with these kept; the burst's median request took
  * 1.3–1.5× as long and its throughput fell by a third to a half
  * (docs/performance.md, "Bursts after an idle collection"). Whatever is kept
- * here is bounded: one finished request's state, one fiber, a few small
- * objects. Nothing here is read back, except by the test that checks it.
+ * here is bounded: one finished request's state, one fiber, the newest
+ * sixteen calls, a few small objects. Nothing here is read back, except by
+ * the test that checks it.
  */
 import { Effect, type Fiber } from "effect"
 
@@ -43,6 +44,25 @@ const kept: Kept = {
   observation: undefined,
   transformChain: undefined,
   operationEntry: undefined
+}
+
+// The calls of the newest runs: a request makes calls of several shapes
+// (with and without a parent, a phase, a step; frozen or not), each with its
+// coordinates and payload copies, so the last few are kept, not the last one.
+const recentCalls: Array<unknown> = []
+const keptCalls = 16
+let nextCall = 0
+
+/**
+ * Keeps `call` among the newest calls; returns it.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const keepCall = <C>(call: C): C => {
+  recentCalls[nextCall] = call
+  nextCall = (nextCall + 1) % keptCalls
+  return call
 }
 
 /**
@@ -83,7 +103,11 @@ export const parkOnce = (): void => {
  * @since 0.1.0
  * @category internals
  */
-export const keptNow = (): Readonly<Kept> & { readonly parked: Fiber.RuntimeFiber<never> | undefined } => ({
+export const keptNow = (): Readonly<Kept> & {
+  readonly parked: Fiber.RuntimeFiber<never> | undefined
+  readonly calls: ReadonlyArray<unknown>
+} => ({
   ...kept,
-  parked
+  parked,
+  calls: recentCalls.slice()
 })
