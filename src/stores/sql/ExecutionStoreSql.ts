@@ -28,7 +28,6 @@ import {
   defaultRetention,
   ExecutionStore,
   ExecutionStoreError,
-  expiresAt,
   maxPageSize,
   type RecordDecodeError,
   type RecordPage,
@@ -37,17 +36,8 @@ import {
   type UpdateResult
 } from "../contract/ExecutionStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
-import {
-  abandoned,
-  decodeCursor,
-  encodeCursor,
-  hookNamesOf,
-  leaseOf,
-  listedStatus,
-  pageSize,
-  startedAtOf
-} from "../internal/recordQuery.js"
-import { decodeRow, type StoredRow } from "./internal/recordRow.js"
+import { abandoned, decodeCursor, encodeCursor, pageSize } from "../internal/recordQuery.js"
+import { columnsOf, decodeRow, type StoredRow } from "./internal/recordRow.js"
 import * as RecordWrites from "./internal/recordWrites.js"
 import type { RecordColumns } from "./internal/recordWrites.js"
 import type { Tables } from "./migrations.js"
@@ -94,30 +84,14 @@ export const make = (
       asyncCommit: options.asyncCommit
     })
 
-    /**
-     * The columns of a record stored at `now`. `writer_id` names the writer whose snapshot the row is
-     * exactly (no one else's evidence merged in): only then may that
-     * writer's next snapshot replace it without a merge.
-     */
+    /** The columns of a record stored at `now` (`pure`: see `columnsOf`). */
     const columns = (record: ExecutionRecord, now: number, pure = true) =>
       Effect.map(
         Effect.try({
           try: () => JSON.stringify(encodeDirect(record)),
           catch: (error) => new ExecutionStoreError({ operation: "encode", detail: String(error) })
         }),
-        (body): RecordColumns => ({
-          requestId: record.requestId,
-          revision: record.recordRevision,
-          status: listedStatus(record),
-          startedAt: startedAtOf(record, now),
-          storedAt: now,
-          expiresAt: expiresAt(record, now, millis),
-          lease: leaseOf(record) ?? null,
-          hookNames: JSON.stringify(hookNamesOf(record)),
-          writer: pure ? record.writer?.id ?? null : null,
-          version: record.schemaVersion,
-          body
-        })
+        (body) => columnsOf(record, now, millis, body, pure)
       )
 
     const hookNamesValue = (c: RecordColumns) => isPg ? sql`${c.hookNames}::jsonb` : sql`${c.hookNames}`

@@ -6,7 +6,9 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import { currentSchemaVersion, ExecutionRecord } from "../../../domain/ExecutionRecord.js"
-import { RecordDecodeError } from "../../contract/ExecutionStore.js"
+import { expiresAt, RecordDecodeError, type RetentionSettings } from "../../contract/ExecutionStore.js"
+import { hookNamesOf, leaseOf, listedStatus, startedAtOf } from "../../internal/recordQuery.js"
+import type { RecordColumns } from "./recordWrites.js"
 
 /** The columns every read selects. */
 export interface StoredRow {
@@ -45,3 +47,29 @@ export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, Record
       detail: ParseResult.TreeFormatter.formatErrorSync(error)
     }))
 }
+
+/**
+ * The columns of `record` stored at `now`, its encoded snapshot `body`
+ * beside it. `writer_id` names the writer whose snapshot the row is exactly
+ * (`pure`: no one else's evidence merged in): only then may that writer's
+ * next snapshot replace it without a merge.
+ */
+export const columnsOf = (
+  record: ExecutionRecord,
+  now: number,
+  retention: RetentionSettings,
+  body: string,
+  pure: boolean
+): RecordColumns => ({
+  requestId: record.requestId,
+  revision: record.recordRevision,
+  status: listedStatus(record),
+  startedAt: startedAtOf(record, now),
+  storedAt: now,
+  expiresAt: expiresAt(record, now, retention),
+  lease: leaseOf(record) ?? null,
+  hookNames: JSON.stringify(hookNamesOf(record)),
+  writer: pure ? record.writer?.id ?? null : null,
+  version: record.schemaVersion,
+  body
+})
