@@ -4,7 +4,7 @@
  * took `maxRecords: 0`. Now:
  *
  * - it is capped by bytes as well as by count (`maxBytes`, default 64 MiB,
- *   measured as each record's JSON size when it is written): past either
+ *   measured as each record's stored body when it is written): past either
  *   cap the oldest finished records are evicted first, running ones never,
  *   and no more are evicted than it takes to get back under both caps;
  * - options out of range (`maxRecords < 1`, `maxBytes < 1`, fractions,
@@ -12,12 +12,13 @@
  *   store's construction with a typed `ExecutionStoreError` naming the
  *   option.
  *
- * Sizes are checked against `JSON.stringify`, independently of the store's
- * own measurement.
+ * Sizes are checked against the stored body's text (`encodeBody`), counted
+ * here, independently of the store's own measurement.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, FastCheck, Layer, Option } from "effect"
 import type { ExecutionRecord } from "../../src/domain/ExecutionRecord.js"
+import { encodeBody } from "../../src/domain/internal/recordEncode.js"
 import {
   defaultMaxBytes,
   ExecutionStore,
@@ -43,8 +44,8 @@ const record = (requestId: string, revision: number, status: Status, draft: stri
   finalResponse: draft
 })
 
-/** A record's JSON size, as `JSON.stringify` has it (the drafts below need no escapes). */
-const jsonBytes = (r: ExecutionRecord): number => Buffer.byteLength(JSON.stringify(r), "utf8")
+/** A record's size as the store counts it: its stored body's text, in UTF-8 bytes. */
+const jsonBytes = (r: ExecutionRecord): number => Buffer.byteLength(encodeBody(r), "utf8")
 
 /** Every stored record, newest first. */
 const everything = (store: ExecutionStore.Service): ReadonlyArray<ExecutionRecord> =>

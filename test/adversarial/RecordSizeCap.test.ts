@@ -1,6 +1,6 @@
 /**
  * Adversarial class 5, "unbounded sizes" — the record size cap (issue 17):
- * a record over `maxBytes` of JSON text is cut down where its bulk lives
+ * a record over `maxBytes` of stored body is cut down where its bulk lives
  * (model-call prompts and outputs, the raw draft, delivered text, the final
  * response, step outputs), largest first, before it is written; what was cut
  * is marked in place and in `diagnostics`; the evidence that is not bulk —
@@ -9,10 +9,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { type ExecutionRecord } from "effect-agent-pipeline"
+import { encodeBody } from "../../src/domain/internal/recordEncode.js"
 import { fitRecord, measure, measured } from "../../src/domain/internal/recordSize.js"
 import { RequestRecorder } from "../support/Internal.js"
 
-const jsonBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length
+/** A record's size as the cap counts it: its stored body (what a store writes), in UTF-8 bytes. */
+const jsonBytes = (record: ExecutionRecord.ExecutionRecord) => new TextEncoder().encode(encodeBody(record)).length
 
 const base = (extra: Partial<ExecutionRecord.ExecutionRecord> = {}): ExecutionRecord.ExecutionRecord => ({
   schemaVersion: 1,
@@ -129,7 +131,7 @@ describe("unbounded sizes: the record size cap", () => {
 })
 
 describe("unbounded sizes: measuring a record", () => {
-  it.effect("unbounded sizes: property — a record's measured size is the UTF-8 size of its JSON text (no escapes in it), multi-byte text and whole numbers included; a fractional number counts at most 24 bytes", () =>
+  it.effect("unbounded sizes: property — a record's measured size is the UTF-8 size of its stored body, exactly (multi-byte text, escapes and every number included)", () =>
     Effect.sync(() => {
       const text = fc.array(fc.constantFrom("a", "Z", "é", "ß", "漢", "😀", " ", "-", "_"), { maxLength: 80 }).map((
         cs
@@ -156,11 +158,7 @@ describe("unbounded sizes: measuring a record", () => {
           // A fresh object each time: nothing remembered.
           const fitted = fitRecord({ ...record }, 0)
           const measured = Number(/record truncated: (\d+) bytes/.exec(fitted.diagnostics.at(-1) ?? "")?.[1]) + 0
-          // Fractional numbers are estimated at 24 bytes (their longest form): never below the real size.
-          let fractions = 0
-          JSON.stringify(record, (_k, v) => (typeof v === "number" && !Number.isInteger(v) ? (fractions += 24, v) : v))
-          expect(measured).toBeGreaterThanOrEqual(jsonBytes(record))
-          expect(measured).toBeLessThanOrEqual(jsonBytes(record) + fractions)
+          expect(measured).toBe(jsonBytes(record))
         }),
         { numRuns: 300 }
       )
@@ -168,24 +166,7 @@ describe("unbounded sizes: measuring a record", () => {
 })
 
 describe("unbounded sizes: measuring hook runs", () => {
-  /** The bytes JSON escapes add (a measure leaves escapes out). */
-  const escapes = (value: unknown): number => {
-    if (typeof value === "string") return JSON.stringify(value).length - value.length - 2
-    if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + escapes(v), 0)
-    if (typeof value === "object" && value !== null) {
-      let sum = 0
-      for (const [key, v] of Object.entries(value)) if (v !== undefined) sum += escapes(key) + escapes(v)
-      return sum
-    }
-    return 0
-  }
-  const fractions = (value: unknown): number => {
-    let count = 0
-    JSON.stringify(value, (_k, v) => (typeof v === "number" && !Number.isInteger(v) ? (count++, v) : v))
-    return count
-  }
-
-  it.effect("unbounded sizes: property — a record's hook runs are measured member by member to their JSON size (escapes aside; fractional numbers at most 24 bytes)", () =>
+  it.effect("unbounded sizes: property — a record's hook runs are measured exactly, as their part of the stored body", () =>
     Effect.sync(() => {
       const str = fc.string({ maxLength: 30 })
       const num = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true, min: 0, max: 1e6 }))
@@ -230,9 +211,7 @@ describe("unbounded sizes: measuring hook runs", () => {
           const record = base({ hookInvocations })
           const fitted = fitRecord({ ...record }, 0)
           const measured = Number(/record truncated: (\d+) bytes/.exec(fitted.diagnostics.at(-1) ?? "")?.[1])
-          const exact = jsonBytes(record) - escapes(record)
-          expect(measured).toBeGreaterThanOrEqual(exact)
-          expect(measured).toBeLessThanOrEqual(exact + 24 * fractions(record))
+          expect(measured).toBe(jsonBytes(record))
         }),
         { numRuns: 300 }
       )

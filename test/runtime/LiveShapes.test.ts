@@ -64,9 +64,11 @@ describe("live shapes", () => {
       const calls = kept.calls.filter((c): c is { readonly operation: string } =>
         typeof c === "object" && c !== null && "operation" in c
       )
-      expect(new Set(calls.map((c) => c.operation))).toEqual(
-        new Set(["request", "phase", "inference", "tool_call", "tool_execution"])
-      )
+      // (The ring may still hold calls of earlier requests of other shapes.)
+      const operations = new Set(calls.map((c) => c.operation))
+      for (const operation of ["request", "phase", "inference", "tool_call", "tool_execution"]) {
+        expect(operations.has(operation), operation).toBe(true)
+      }
       expect(kept.calls.length).toBeLessThanOrEqual(16)
     }))
 

@@ -99,6 +99,122 @@ const interleavings = FastCheck.integer({ min: 1, max: 24 }).chain((n) =>
 )
 
 /**
+ * A record shaped as the pipeline writes one: 16 hooks' runs at three
+ * points with durations as a live clock makes them (differences of
+ * `performance.now()` readings, whole nanoseconds, zero), an enrichment
+ * effect whose text both prompts carry, the default prompt builder's
+ * instructions, a draft that is also the synthesis call's output.
+ */
+const pipelineRecord = (requestId: string): ExecutionRecord => {
+  const enrichment = "Desk notes: quotes are delayed 15 minutes. ".repeat(8)
+  const clock = 3_600_000.123456789
+  const durations = [(clock + 0.000271) - clock, 0.0042, 0, (clock + 1.25) - clock]
+  const draft = "The answer is: lookup-result(bench): 42 widgets — and that is all we know about it."
+  const runs = [
+    {
+      name: "enrichment",
+      stage: "before_planning",
+      outcome: "succeeded",
+      status: "completed",
+      sequence: 0,
+      startedAt: 1_796_000_000_000,
+      duration: durations[0],
+      contributionHash: "cyrb53:19780d772f97d8",
+      effects: [{
+        effectId: "planning_enrichment:rag_context",
+        schemaVersion: 1,
+        name: "Planning enrichment rag_context",
+        status: "succeeded",
+        data: { key: "rag_context", operation: "added", after: enrichment },
+        startedAt: 1_796_000_000_000,
+        duration: 0,
+        summary: "added rag_context"
+      }]
+    },
+    ...["before_inference", "after_inference", "around_tool_call"].flatMap((stage, s) =>
+      Array.from({ length: 16 }, (_, i) => ({
+        name: `noop_${i}`,
+        stage,
+        outcome: "succeeded",
+        status: "completed",
+        sequence: i,
+        startedAt: 1_796_000_000_000 + s,
+        duration: durations[(i + s) % durations.length],
+        phase: 1,
+        operation: stage === "around_tool_call" ? "tool_call" : "inference",
+        callId: stage === "around_tool_call" ? "tool_call-1" : "inference-1",
+        ...(stage === "around_tool_call" ? { stepId: "s1" } : {}),
+        effects: []
+      }))
+    )
+  ]
+  return Schema.decodeUnknownSync(ExecutionRecord)({
+    schemaVersion: 1,
+    requestId,
+    request: "What does the lookup say about bench?",
+    record_revision: 7,
+    lifecycle: { status: "succeeded", startedAt: 1_796_000_000_000, endedAt: 1_796_000_000_003 },
+    phases: [{
+      phase: 1,
+      plan: {
+        steps: [{
+          step_id: "s1",
+          namespace: "bench",
+          agent: "lookup",
+          capability: "lookup",
+          parameters: { q: "bench" }
+        }],
+        terminal: true
+      },
+      steps: [{
+        step_id: "s1",
+        namespace: "bench",
+        agent: "lookup",
+        capability: "lookup",
+        status: "succeeded",
+        output: "lookup-result(bench): 42 widgets",
+        startedAt: 1_796_000_000_001,
+        duration: durations[0]
+      }]
+    }],
+    hookInvocations: runs,
+    modelCalls: [
+      {
+        purpose: "planning",
+        phase: 1,
+        reask: 0,
+        attempt: 1,
+        model: "primary",
+        streamed: false,
+        startedAt: 1_796_000_000_000,
+        durationMs: durations[3],
+        outcome: "succeeded",
+        prompt:
+          `<instructions>\nPlan the tool calls that answer the user request.\n</instructions>\n\n<agent_memory>\n${enrichment}\n</agent_memory>`,
+        output: "{\"steps\":[],\"terminal\":true}"
+      },
+      {
+        purpose: "synthesis",
+        reask: 0,
+        attempt: 1,
+        model: "fallback",
+        streamed: true,
+        startedAt: 1_796_000_000_002,
+        durationMs: 0.5,
+        outcome: "succeeded",
+        prompt:
+          `<agent_memory>\n${enrichment}\n</agent_memory>\n\n<user_request>\nWhat does the lookup say?\n</user_request>`,
+        output: draft,
+        usage: { inputTokens: 10, outputTokens: 20 }
+      }
+    ],
+    rawDraft: draft,
+    finalResponse: draft.replace("all", "[redacted]"),
+    writer: { id: "writer-1", seq: 3 }
+  })
+}
+
+/**
  * Registers the conformance suite for one backend.
  *
  * @param name - the backend's name, shown in the describe block
@@ -125,6 +241,19 @@ export const executionStoreConformance = (name: string, makeLayer: MakeExecution
         expect(yield* store.save(record)).toBe("written")
         const stored = yield* store.get("r1")
         expect(Option.getOrUndefined(stored)).toStrictEqual(record)
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect("save then get returns a record as the pipeline writes it, exactly: many hook runs with clock-made durations, prompts carrying an enrichment, a draft that is a call's output, a writer stamp", () =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore
+        const record = pipelineRecord("pipeline-1")
+        expect(yield* store.save(record)).toBe("written")
+        expect(Option.getOrThrow(yield* store.get("pipeline-1"))).toStrictEqual(record)
+        expect((yield* store.list({ hook: "noop_15" })).records).toStrictEqual([record])
+        // A snapshot of another writer over it is merged (nothing to merge here): the same evidence.
+        const next = { ...record, recordRevision: record.recordRevision + 1, writer: { id: "other", seq: 1 } }
+        expect(yield* store.save(next)).toBe("written")
+        expect(Option.getOrThrow(yield* store.get("pipeline-1"))).toStrictEqual(next)
       }).pipe(Effect.provide(fresh())))
 
     it.effect("C15: stale snapshot never overwrites a newer one", () =>

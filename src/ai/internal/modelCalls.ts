@@ -27,7 +27,7 @@ import { AiError, type Response } from "@effect/ai"
 import { Chunk, Context, Duration, Effect, ExecutionPlan, Exit, Layer, Option, Stream } from "effect"
 import type { ModelUsage } from "../../domain/ModelCall.js"
 import { withDeadline, withDeadlineProviding } from "../../runtime/internal/deadline.js"
-import { clockOf, elapsedMillis } from "../../runtime/internal/timing.js"
+import { clockOf, elapsedMillis, millisBetween } from "../../runtime/internal/timing.js"
 import {
   defaults,
   type ModelFailure,
@@ -146,7 +146,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
           recorder: recorderOf(caller)
         }
         const mark = elapsedMillis(clock)
-        return (exit) => recordAttempt(policy, attempt, elapsedMillis(clock) - mark, endedOf(exit))
+        return (exit) => recordAttempt(policy, attempt, millisBetween(mark, elapsedMillis(clock)), endedOf(exit))
       }
     )
 
@@ -226,7 +226,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
         const end: Ended = Exit.isSuccess(exit)
           ? { outcome: "succeeded", output, usage, modelId }
           : { outcome: outcomeOf(exit.cause), output, usage, modelId, error: errorText(exit.cause) }
-        return recordAttempt(policy, attempt, elapsedMillis(clock) - mark, end)
+        return recordAttempt(policy, attempt, millisBetween(mark, elapsedMillis(clock)), end)
       }))
     }))
 

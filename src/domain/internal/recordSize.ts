@@ -1,19 +1,23 @@
 /**
  * A record's size cap (issue 17, "bounded sizes"): a record is written only
- * if its JSON text fits `maxBytes`; one that does not is cut down where the
+ * if its stored body fits `maxBytes`; one that does not is cut down where the
  * bulk of a record lives — model-call prompts and outputs, the raw draft,
  * the delivered text, the final response, step outputs — largest first, each cut
  * marked in place, and a diagnostic says what was cut. Everything else (the
  * lifecycle, the hook runs and their decisions, step statuses) is kept.
  *
- * A record is measured once per write: the recorder measures what it
- * writes and remembers the size with the object ({@link measured}), so a
- * store that caps its memory by bytes reads it instead of walking the
- * record again.
+ * A record is measured once per write, as the size of its stored body (the
+ * compact format 2, `recordBody.ts`): the recorder measures what it writes
+ * and remembers the size with the object ({@link measured}), and encoding
+ * it there leaves the store that writes it the text to write.
  */
 import type { ExecutionRecord, HookInvocation, StepResult } from "../ExecutionRecord.js"
 import type { ModelCall } from "../ModelCall.js"
+import { bodyBytes, shareEncoding } from "./recordBody.js"
 import { byteLength } from "./utf8Chunks.js"
+
+// The walk below estimates a record's plain JSON size without building any
+// text: the measure of a record too large to encode (see `measure`).
 
 /**
  * A string's UTF-8 size. Short strings (most of a record: names, ids,
@@ -177,11 +181,22 @@ const sizes = new WeakMap<object, number>()
  */
 export const measured = (record: object): number | undefined => sizes.get(record)
 
-/** The JSON size of `record`, measured now and remembered with it. */
+/**
+ * The size of `record`'s stored body (format 2, `recordBody.ts`), measured
+ * now and remembered with it. Measuring encodes the body: the store that
+ * writes the record reads the same text. A record too large to be a
+ * JavaScript string is estimated by a walk instead (its plain JSON size, an
+ * upper bound): over any size limit, it is cut down.
+ */
 export const measure = (record: ExecutionRecord): number => {
   const known = sizes.get(record)
   if (known !== undefined) return known
-  const size = recordBytes(record)
+  let size: number
+  try {
+    size = bodyBytes(record)
+  } catch {
+    size = recordBytes(record)
+  }
   sizes.set(record, size)
   return size
 }
@@ -204,6 +219,8 @@ export const stamp = (
   const stamped: ExecutionRecord = { ...record, writer }
   const previous = record.writer === undefined ? 0 : writerBytes(record.writer)
   sizes.set(stamped, size - previous + writerBytes(writer))
+  // The body is encoded without its writer: the stamped record's is the same text.
+  shareEncoding(record, stamped)
   return stamped
 }
 

@@ -16,7 +16,7 @@ import { referencePattern, type RoutingPlan, type RoutingStep } from "../../doma
 import { currentRecorder } from "../../runtime/internal/currentRecorder.js"
 import type { RequestRecorder } from "../../runtime/internal/requestRecorder.js"
 import { spanned } from "../../runtime/internal/spans.js"
-import { elapsedMillis } from "../../runtime/internal/timing.js"
+import { elapsedMillis, millisBetween } from "../../runtime/internal/timing.js"
 import { unsafeRecordToolCall } from "../../runtime/PipelineMetrics.js"
 
 /**
@@ -230,7 +230,7 @@ const stepBody = Effect.fnUntraced(function*(step: RoutingStep, context: StepCon
     )
     const t0 = elapsedMillis(clock)
     const outcome = yield* (semaphore === undefined ? marked : semaphore.withPermits(1)(marked))
-    const duration = elapsedMillis(clock) - t0
+    const duration = millisBetween(t0, elapsedMillis(clock))
     unsafeRecordToolCall(`${step.namespace}/${step.agent}/${step.capability}`, outcome.status, duration)
     result = { ...base, ...outcome, startedAt, duration }
   }

@@ -28,7 +28,7 @@ import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { openRunNow } from "./run.js"
 import { recordSkipped } from "./skip.js"
-import { elapsedMillis, RunTimer } from "./timing.js"
+import { elapsedMillis, millisBetween, RunTimer } from "./timing.js"
 
 /**
  * Builds, once, the function that begins the observers of a run and returns
@@ -201,7 +201,7 @@ class Observation extends OnFiber {
           observing.sequence,
           call,
           observing.startedAt,
-          (endedAt ??= elapsedMillis(clock)) - observing.t0
+          millisBetween(observing.t0, endedAt ??= elapsedMillis(clock))
         )
         if (pending.length > 0) pending.push(Effect.suspend(() => recorder.appendNow(entry)))
         else {

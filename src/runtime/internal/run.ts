@@ -19,7 +19,7 @@ import type { InvocationHandle } from "./invocationSlot.js"
 import { keepLatest } from "./liveShapes.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { collects } from "./spans.js"
-import { clockOf, elapsedMillis } from "./timing.js"
+import { clockOf, elapsedMillis, millisBetween } from "./timing.js"
 
 /** A trace event added to the run's span before it ends. */
 export interface SpanEvent {
@@ -180,7 +180,7 @@ class HookRun implements Run {
     // Interrupted inside the handler: the slot is given back here.
     if (this.release !== undefined) this.release()
     const entry: { -readonly [K in keyof Omit<HookInvocation, "effects">]: Omit<HookInvocation, "effects">[K] } =
-      entryOf(this.spec, ending.status, this.startedAt, elapsedMillis(this.clock) - this.t0)
+      entryOf(this.spec, ending.status, this.startedAt, millisBetween(this.t0, elapsedMillis(this.clock)))
     if (this.span !== undefined) {
       endSpan(this.span, ending, exit, this.clock)
       // Measured with its span: a run made without one (no tracer collects

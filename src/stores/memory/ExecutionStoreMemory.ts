@@ -3,12 +3,14 @@
  * by size, swept as it is written to. Reached as `ExecutionStore.layerMemory`
  * / `ExecutionStore.makeMemory`; it runs the SQL backends' conformance suite.
  *
+ * A record is kept as its stored body (one string, `internal/memoryEntry.ts`)
+ * and decoded when it is read: a third of its object graph on the heap.
+ *
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
-import { measured } from "../../domain/internal/recordSize.js"
 import {
   type CreateResult,
   defaultPageSize,
@@ -23,18 +25,9 @@ import {
   type SaveResult,
   type UpdateResult
 } from "../contract/ExecutionStore.js"
+import { attempt, type Entry, entryOf, recordOf } from "../internal/memoryEntry.js"
 import { checkMemoryOptions, memoryBounds as bounds } from "../internal/memoryOptions.js"
-import {
-  abandoned,
-  decodeCursor,
-  encodeCursor,
-  hookNamesOf,
-  leaseOf,
-  listedStatus,
-  pageSize,
-  startedAtOf
-} from "../internal/recordQuery.js"
-import { recordSize } from "../internal/recordSize.js"
+import { abandoned, decodeCursor, encodeCursor, hookNamesOf, pageSize } from "../internal/recordQuery.js"
 
 /**
  * How many records the memory store keeps by default.
@@ -45,8 +38,12 @@ import { recordSize } from "../internal/recordSize.js"
 export const defaultMaxRecords = 10_000
 
 /**
- * How many bytes of records the memory store keeps by default: 64 MiB,
- * measured as the records' JSON size.
+ * How many bytes of records the memory store keeps by default: 64 MiB of
+ * stored bodies (UTF-8 bytes of each record's compact text, about its heap
+ * size). A record of 16 hooks and two full model calls takes about 5 KB, so
+ * the 10,000 records of `defaultMaxRecords` bind first; this cap bounds
+ * large records (64 of 1 MB). At both caps: about 64 MiB plus a few hundred
+ * bytes per record (twice the bodies for text beyond Latin-1).
  *
  * @since 0.1.0
  * @category constants
@@ -73,9 +70,8 @@ export const memoryBounds: {
  * - `maxRecords`: at most this many records are kept (default 10,000; an
  *   integer from 1 to 10,000,000)
  * - `maxBytes`: at most this many bytes of records are kept, measured as
- *   each record's JSON size (its compact JSON text in UTF-8, escape
- *   characters not counted) when it is written (default 64 MiB; an integer
- *   from 1 to 16 GiB)
+ *   each record's stored body (its compact encoded text, in UTF-8 bytes)
+ *   when it is written (default 64 MiB; an integer from 1 to 16 GiB)
  * - `sweepEvery`: how often, on the `Clock`, expired records are deleted and
  *   ownerless running records marked abandoned (default 1 minute; positive,
  *   at most 24 hours, or `Duration.infinity` for never — the caller then
@@ -100,15 +96,6 @@ export interface MemoryOptions {
   readonly maxRecords?: number | undefined
   readonly maxBytes?: number | undefined
   readonly sweepEvery?: Duration.DurationInput | undefined
-}
-
-interface Entry {
-  readonly record: ExecutionRecord
-  readonly expiresAt: number
-  readonly sequence: number
-  readonly storedAt: number
-  /** The record's JSON size, measured once as it was written. */
-  readonly bytes: number
 }
 
 /** The memory store over checked options. */
@@ -140,34 +127,33 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
     // A finished record bigger than the byte cap on its own can never be
     // kept: it goes first, so older records are not evicted for its sake.
     const own = entries.get(written)
-    if (own !== undefined && own.bytes > maxBytes && own.record.lifecycle?.status !== "running") {
+    if (own !== undefined && own.bytes > maxBytes && own.status !== "running") {
       remove(written, own)
       if (!overCap()) return
     }
     for (const [key, entry] of entries) {
-      if (entry.record.lifecycle?.status !== "running") {
+      if (entry.status !== "running") {
         remove(key, entry)
         if (!overCap()) return
       }
     }
   }
-  const store = (record: ExecutionRecord, now: number, previous: Entry | undefined): void => {
+  const store = (record: ExecutionRecord, now: number, previous: Entry | undefined, pure = true): void => {
     const kept = previous !== undefined && previous.expiresAt > now
+    const entry = entryOf(record, {
+      pure,
+      expiresAt: expiresAt(record, now, millis),
+      sequence: kept ? previous.sequence : sequence + 1,
+      storedAt: kept ? previous.storedAt : now
+    })
+    if (!kept) sequence++
     if (previous !== undefined) {
       // An expired record gives up its place (and its id's sequence); a kept one is replaced in place.
       if (kept) totalBytes -= previous.bytes
       else remove(record.requestId, previous)
     }
-    // The pipeline's recorder measured what it wrote; anything else is measured here.
-    const bytes = measured(record) ?? recordSize(record)
-    entries.set(record.requestId, {
-      record,
-      expiresAt: expiresAt(record, now, millis),
-      sequence: kept ? previous.sequence : ++sequence,
-      storedAt: kept ? previous.storedAt : now,
-      bytes
-    })
-    totalBytes += bytes
+    entries.set(record.requestId, entry)
+    totalBytes += entry.bytes
     // A new record can pass the count cap; any write — a record that grew — the byte cap.
     evictOverflow(record.requestId)
   }
@@ -184,9 +170,10 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
   const markAbandoned = (now: number): number => {
     let marked = 0
     for (const entry of [...entries.values()]) {
-      const lease = leaseOf(entry.record)
+      const lease = entry.lease
       if (!live(entry, now) || lease === undefined || lease > now) continue
-      store(abandoned(entry.record, now), now, entry)
+      // Written by the sweep: no writer's own snapshot.
+      store(abandoned(recordOf(entry), now), now, entry, false)
       marked++
     }
     return marked
@@ -199,13 +186,17 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
     purge(now)
     markAbandoned(now)
   }
-  const matches = (entry: Entry, query: ListQuery): boolean => {
-    const { record } = entry
-    if (query.status !== undefined && !query.status.includes(listedStatus(record))) return false
-    const startedAt = startedAtOf(record, entry.storedAt)
+  // `decoded`: records the hook filter decoded, for the page they are returned in.
+  const matches = (entry: Entry, query: ListQuery, decoded: Map<Entry, ExecutionRecord>): boolean => {
+    if (query.status !== undefined && !query.status.includes(entry.status)) return false
+    const startedAt = entry.startedAt
     if (query.startedFrom !== undefined && startedAt < query.startedFrom) return false
     if (query.startedBefore !== undefined && startedAt >= query.startedBefore) return false
-    if (query.hook !== undefined && !hookNamesOf(record).includes(query.hook)) return false
+    if (query.hook !== undefined) {
+      const record = recordOf(entry)
+      if (!hookNamesOf(record).includes(query.hook)) return false
+      decoded.set(entry, record)
+    }
     return true
   }
   // Every check and its write happen in one synchronous block, so
@@ -226,31 +217,38 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
       store(record, now, current)
       return "written"
     }
-    if (current.record.recordRevision >= record.recordRevision) return "stale"
-    store(mergeStoredEvidence(current.record, record), now, current)
+    if (current.revision >= record.recordRevision) return "stale"
+    // A writer's snapshots are cumulative: over its own (or over a record
+    // without hook runs) there is nothing to merge, and nothing to decode.
+    if (!current.hasRuns || (record.writer !== undefined && current.pure && current.writerId === record.writer.id)) {
+      store(record, now, current)
+      return "written"
+    }
+    const merged = mergeStoredEvidence(recordOf(current), record)
+    store(merged, now, current, merged === record)
     return "written"
   }
   return ExecutionStore.of({
     // Bound, not arrows per call: see `createAt`.
-    create: (record) => Effect.map(Clock.currentTimeMillis, createAt.bind(undefined, record)),
-    save: (record) => Effect.map(Clock.currentTimeMillis, saveAt.bind(undefined, record)),
+    create: (record) => Effect.flatMap(Clock.currentTimeMillis, attempt(createAt.bind(undefined, record))),
+    save: (record) => Effect.flatMap(Clock.currentTimeMillis, attempt(saveAt.bind(undefined, record))),
     update: (requestId, f) =>
-      Effect.map(Clock.currentTimeMillis, (now): UpdateResult => {
-        const current = entries.get(requestId)
-        if (!live(current, now)) return "missing"
-        const next = f(current.record)
-        if (next === undefined) return "unchanged"
-        store(
-          { ...next, recordRevision: Math.max(current.record.recordRevision + 1, next.recordRevision) },
-          now,
-          current
-        )
-        return "written"
-      }),
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        attempt((now): UpdateResult => {
+          const current = entries.get(requestId)
+          if (!live(current, now)) return "missing"
+          const next = f(recordOf(current))
+          if (next === undefined) return "unchanged"
+          const recordRevision = Math.max(current.revision + 1, next.recordRevision)
+          store({ ...next, recordRevision }, now, current, false)
+          return "written"
+        })
+      ),
     get: (requestId) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const entry = entries.get(requestId)
-        return live(entry, now) ? Option.some(entry.record) : Option.none()
+        return live(entry, now) ? Option.some(recordOf(entry)) : Option.none()
       }),
     list: (query = {}) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -260,12 +258,13 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
         }
         const size = pageSize(query.limit, defaultPageSize, maxPageSize)
         const page: Array<Entry> = []
+        const decoded = new Map<Entry, ExecutionRecord>()
         let more = false
         // Newest first: walk the creation order backwards.
         const all = [...entries.values()]
         for (let i = all.length - 1; i >= 0; i--) {
           const entry = all[i]!
-          if (entry.sequence >= before || !live(entry, now) || !matches(entry, query)) continue
+          if (entry.sequence >= before || !live(entry, now) || !matches(entry, query, decoded)) continue
           if (page.length === size) {
             more = true
             break
@@ -274,7 +273,7 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
         }
         const last = page[page.length - 1]
         return Effect.succeed<RecordPage>({
-          records: page.map((e) => e.record),
+          records: page.map((e) => decoded.get(e) ?? recordOf(e)),
           undecodable: [],
           next: more && last !== undefined ? encodeCursor(last.sequence) : undefined
         })
@@ -285,8 +284,9 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
 }
 
 /**
- * Builds an in-memory store. Records are kept as they were saved: a caller
- * must not mutate one after saving it (the pipeline never does). Options
+ * Builds an in-memory store. Records are kept encoded: what `get` returns is
+ * equal to what was saved, a new object on every read. A record must not be
+ * mutated after it was saved (its encoding is remembered with it). Options
  * out of range fail with an {@link ExecutionStoreError} (`operation: "open"`).
  *
  * @example

@@ -20,7 +20,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Clock, Duration, Effect, Either, Option, type Scope } from "effect"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
-import { encodeDirect } from "../../domain/internal/recordEncode.js"
+import { encodeBody } from "../../domain/internal/recordEncode.js"
 import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
 import {
   type CreateResult,
@@ -88,7 +88,7 @@ export const make = (
     const columns = (record: ExecutionRecord, now: number, pure = true) =>
       Effect.map(
         Effect.try({
-          try: () => JSON.stringify(encodeDirect(record)),
+          try: () => encodeBody(record),
           catch: (error) => new ExecutionStoreError({ operation: "encode", detail: String(error) })
         }),
         (body) => columnsOf(record, now, millis, body, pure)

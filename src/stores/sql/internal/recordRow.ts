@@ -4,8 +4,9 @@
  * newer version of the library, or whose body is not a record, is a
  * `RecordDecodeError` for that row alone.
  */
-import { Either, ParseResult, Schema } from "effect"
-import { currentSchemaVersion, ExecutionRecord } from "../../../domain/ExecutionRecord.js"
+import { Either } from "effect"
+import { currentSchemaVersion, type ExecutionRecord } from "../../../domain/ExecutionRecord.js"
+import { decodeBody } from "../../../domain/internal/recordEncode.js"
 import { expiresAt, RecordDecodeError, type RetentionSettings } from "../../contract/ExecutionStore.js"
 import { hookNamesOf, leaseOf, listedStatus, startedAtOf } from "../../internal/recordQuery.js"
 import type { RecordColumns } from "./recordWrites.js"
@@ -17,8 +18,6 @@ export interface StoredRow {
   readonly body: string
   readonly seq: number | string
 }
-
-const decodeRecord = Schema.decodeUnknownEither(ExecutionRecord)
 
 /** A row back into a record, or the reason it is not one. */
 export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, RecordDecodeError> => {
@@ -40,12 +39,11 @@ export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, Record
       new RecordDecodeError({ requestId: row.request_id, reason: "corrupt", detail: `not JSON: ${String(error)}` })
     )
   }
-  return Either.mapLeft(decodeRecord(json), (error) =>
-    new RecordDecodeError({
-      requestId: row.request_id,
-      reason: "corrupt",
-      detail: ParseResult.TreeFormatter.formatErrorSync(error)
-    }))
+  // Either body format: the compact one this version writes, or the one earlier versions wrote.
+  return Either.mapLeft(
+    decodeBody(json),
+    ({ detail, reason }) => new RecordDecodeError({ requestId: row.request_id, reason, detail })
+  )
 }
 
 /**
