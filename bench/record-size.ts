@@ -16,97 +16,28 @@
  *
  * Not a test: heap figures move by a few percent between runs.
  */
-import { Tool } from "@effect/ai"
-import { Effect, Either, ManagedRuntime, Schema, Stream } from "effect"
+import { Either, ManagedRuntime } from "effect"
 import v8 from "node:v8"
 import { bodyText, decodeBody } from "../src/domain/internal/recordBody.js"
 import { fromCompactTrusted } from "../src/domain/internal/recordCompactDecode.js"
 import { encodeDirect } from "../src/domain/internal/recordEncode.js"
-import {
-  Agent,
-  type ExecutionRecord,
-  ExecutionStore,
-  Hook,
-  ModelProvider,
-  Pipeline,
-  ToolRegistry
-} from "../src/index.js"
+import { Agent, type ExecutionRecord, ExecutionStore, Pipeline } from "../src/index.js"
+import * as Scenario from "./peersScenario.js"
 
 const N = Number(process.env.BENCH_RECORDS ?? 2000)
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error("run with node --expose-gc")
 
-const CONTEXT = ("CTX-MARKER-7f3a " + "ctx ".repeat(256)).slice(0, 1024)
-const Lookup = Tool.make("lookup", {
-  description: "Look up a fact.",
-  parameters: { q: Schema.String },
-  success: Schema.String
-})
-const PLAN = {
-  steps: [{ step_id: "s1", namespace: "bench", agent: "lookup", capability: "lookup", parameters: { q: "bench" } }],
-  terminal: true
-}
-
-const hooksOf = (units: number, kind: "stages" | "operations") => {
-  const noop = Hook.sync(() => undefined)
-  const hooks: Array<Hook.Hook<never>> = [
-    Hook.make({ name: "enrichment", beforePlanning: Hook.sync(() => ({ enrichments: { rag_context: CONTEXT } })) })
-  ]
-  for (let i = 0; i < units; i++) {
-    hooks.push(
-      kind === "stages"
-        ? Hook.make({
-          name: `noop_${i}`,
-          beforePlanning: noop,
-          afterPlanning: Hook.sync((_ctx, plan) => plan),
-          afterExecution: noop
-        })
-        : Hook.make({
-          name: `noop_${i}`,
-          beforeInference: Hook.sync((_call, prompt) => prompt),
-          afterInference: Hook.sync((_call, text) => text),
-          around: { toolCall: noop }
-        })
-    )
-  }
-  hooks.push(
-    Hook.make({ name: "redaction", afterSynthesis: Hook.sync((_ctx, text: string) => text.replace("SECRET", "[x]")) })
-  )
-  return hooks
-}
-
 const runtimeOf = async (kind: "stages" | "operations", maxRecords: number) => {
-  // A zero-latency model that keeps nothing (the record keeps its prompts and outputs).
-  const model = ModelProvider.layer(ModelProvider.make({
-    generateText: (options) =>
-      Effect.succeed([
-        {
-          type: "text",
-          text: options.responseFormat.type === "json"
-            ? JSON.stringify(PLAN)
-            : "The answer is: lookup-result(bench): 42 widgets. Contains SECRET token."
-        },
-        { type: "finish", reason: "stop", usage: { inputTokens: 10, outputTokens: 20, totalTokens: 30 } }
-      ]),
-    streamText: () => Stream.dieMessage("not used")
-  }))
-  const tools = [
-    ToolRegistry.entry({
-      namespace: "bench",
-      agent: "lookup",
-      tool: Lookup,
-      handler: ({ q }) => Effect.succeed(`lookup-result(${q}): 42 widgets`)
-    })
-  ]
   const runtime = ManagedRuntime.make(Agent.layer({
-    model,
-    tools,
-    hooks: hooksOf(16, kind),
+    model: Scenario.model,
+    tools: Scenario.tools,
+    hooks: Scenario.hooksOf(16, kind),
     executionStore: ExecutionStore.layerMemory({ maxRecords, maxBytes: 16 * 2 ** 30 })
   }))
   const pipeline = await runtime.runPromise(Pipeline.Pipeline)
   const store = await runtime.runPromise(ExecutionStore.ExecutionStore)
-  const run = () => runtime.runPromise(pipeline.process({ request: "What does the lookup say about bench?" }))
+  const run = () => runtime.runPromise(pipeline.process({ request: Scenario.REQUEST }))
   return { runtime, store, run }
 }
 

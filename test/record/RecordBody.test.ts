@@ -7,16 +7,16 @@
  * bound it exists for: the benchmark scenario's record at 16 hook units is
  * at most 6 KB of stored body.
  */
-import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Effect, Either, FastCheck, Option, Schema } from "effect"
+import * as Scenario from "../../bench/peersScenario.js"
 import { ExecutionRecord } from "../../src/domain/ExecutionRecord.js"
 import { bodyBytes, bodyText, decodeBody, encoded, StoredRecord } from "../../src/domain/internal/recordBody.js"
 import { currentBodyFormat } from "../../src/domain/internal/recordCompact.js"
 import { fromCompactTrusted } from "../../src/domain/internal/recordCompactDecode.js"
 import { dictionary } from "../../src/domain/internal/recordDictionary.js"
 import { encodeDirect } from "../../src/domain/internal/recordEncode.js"
-import { Agent, ExecutionStore, Hook, Pipeline, ScriptedModel, ToolRegistry } from "../../src/index.js"
+import { Agent, ExecutionStore, Pipeline, ScriptedModel } from "../../src/index.js"
 import { finiteNumber, jsonArbitrary } from "../support/JsonArbitrary.js"
 import { ExecutionRecordA, HookInvocationA } from "./recordArbitrary.js"
 
@@ -289,67 +289,20 @@ describe("record body: format 1 (every earlier version's) decodes as before", ()
 // The bound (issue 20): the benchmark scenario at 16 hook units
 // ---------------------------------------------------------------------------
 
-const CONTEXT = ("CTX-MARKER-7f3a " + "ctx ".repeat(256)).slice(0, 1024)
-const Lookup = Tool.make("lookup", {
-  description: "Look up a fact.",
-  parameters: { q: Schema.String },
-  success: Schema.String
-})
-const PLAN = {
-  steps: [{ step_id: "s1", namespace: "bench", agent: "lookup", capability: "lookup", parameters: { q: "bench" } }],
-  terminal: true
-}
-
 /**
- * The record of one request of `../shared/bench-peers`' scenario: one tool
- * call, two model calls recorded in full (each prompt carries the 1 KiB
- * enrichment), an enrichment hook, a redaction hook and `units` no-op hook
- * units — `stages` (BeforePlanning, AfterPlanning, AfterExecution: 2 + 3H
- * runs) or `operations` (beforeInference and afterInference on both calls,
- * an Around observer of the tool call: 2 + 5H runs).
+ * The record of one request of `../shared/bench-peers`' scenario
+ * (`bench/peersScenario.ts`) with `units` no-op hook units of `kind`, its
+ * model scripted.
  */
-const benchRecord = (units: number, kind: "stages" | "operations") =>
+const benchRecord = (units: number, kind: Scenario.UnitKind) =>
   Effect.gen(function*() {
-    const model = yield* ScriptedModel.make({
-      plans: [PLAN],
-      synthesis: "The answer is: lookup-result(bench): 42 widgets. Contains SECRET token."
-    })
-    const noop = Hook.sync(() => undefined)
-    const hooks: Array<Hook.Hook<never>> = [
-      Hook.make({ name: "enrichment", beforePlanning: Hook.sync(() => ({ enrichments: { rag_context: CONTEXT } })) })
-    ]
-    for (let i = 0; i < units; i++) {
-      hooks.push(
-        kind === "stages"
-          ? Hook.make({
-            name: `noop_${i}`,
-            beforePlanning: noop,
-            afterPlanning: Hook.sync((_ctx, plan) => plan),
-            afterExecution: noop
-          })
-          : Hook.make({
-            name: `noop_${i}`,
-            beforeInference: Hook.sync((_call, prompt) => prompt),
-            afterInference: Hook.sync((_call, text) => text),
-            around: { toolCall: noop }
-          })
-      )
-    }
-    hooks.push(
-      Hook.make({ name: "redaction", afterSynthesis: Hook.sync((_ctx, text: string) => text.replace("SECRET", "[x]")) })
-    )
-    const tools = [
-      ToolRegistry.entry({
-        namespace: "bench",
-        agent: "lookup",
-        tool: Lookup,
-        handler: ({ q }) => Effect.succeed(`lookup-result(${q}): 42 widgets`)
-      })
-    ]
+    const model = yield* ScriptedModel.make({ plans: [Scenario.PLAN], synthesis: Scenario.DRAFT })
+    const hooks = Scenario.hooksOf(units, kind)
+    const tools = Scenario.tools
     return yield* Effect.gen(function*() {
       const pipeline = yield* Pipeline.Pipeline
       const store = yield* ExecutionStore.ExecutionStore
-      yield* pipeline.process({ request: "What does the lookup say about bench?", requestId: "bench-record-0001" })
+      yield* pipeline.process({ request: Scenario.REQUEST, requestId: "bench-record-0001" })
       return Option.getOrThrow(yield* store.get("bench-record-0001"))
     }).pipe(Effect.provide(Agent.layer({ model: model.layer, tools, hooks })))
   })
@@ -376,7 +329,7 @@ describe("record body: the bound at 16 hook units (issue 20)", () => {
       Effect.gen(function*() {
         const record = yield* benchRecord(16, kind)
         expect(record.hookInvocations.length).toBe(kind === "stages" ? 50 : 82)
-        expect(record.modelCalls?.every((call) => call.prompt?.includes(CONTEXT))).toBe(true)
+        expect(record.modelCalls?.every((call) => call.prompt?.includes(Scenario.CONTEXT))).toBe(true)
         const live = withLiveDurations(record)
         expect(live.hookInvocations.every((run) => !Number.isInteger(run.duration * 1e6))).toBe(true)
         for (const r of [record, live]) {
