@@ -22,7 +22,6 @@ import type * as PipelineRequest from "../domain/PipelineRequest.js"
 import type { RoutingPlanInput } from "../domain/RoutingPlan.js"
 import { HookRuntime } from "../runtime/internal/hookRuntime.js"
 import * as LeaseKeeper from "../runtime/internal/leaseKeeper.js"
-import { parkOnce } from "../runtime/internal/liveShapes.js"
 import { CheckpointKey, makeRandom } from "../stores/CheckpointKey.js"
 import { CheckpointStore } from "../stores/CheckpointStore.js"
 import { ExecutionStore } from "../stores/ExecutionStore.js"
@@ -146,8 +145,6 @@ export const make = (options?: PipelineOptions) =>
     // Every part is built once, here: per request, only its closures run.
     // Running records' owner leases, renewed while this pipeline lives.
     const leases = yield* LeaseKeeper.make(Duration.toMillis(resolved.recordLease))
-    // Optimized request-path code survives idle-time full collections (liveShapes.ts).
-    parkOnce()
     const begin = makeBegin({
       limits,
       recording,

@@ -6,7 +6,7 @@
  * interruption, suspension — the scope closes first, then the record is
  * finalized with its lifecycle (C16).
  */
-import { Cause, type Clock, Effect, Either, Exit, Option, Scope } from "effect"
+import { Cause, Effect, Either, Exit, Option, Scope } from "effect"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
@@ -18,7 +18,6 @@ import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { failureText } from "../../runtime/internal/failures.js"
 import { flatText } from "../../runtime/internal/flatText.js"
 import type { LeaseKeeper } from "../../runtime/internal/leaseKeeper.js"
-import { keepLatest } from "../../runtime/internal/liveShapes.js"
 import * as RequestRecorder from "../../runtime/internal/requestRecorder.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
@@ -153,7 +152,6 @@ export const makeBegin = (deps: BeginDeps): Begin => {
           : Effect.void
       )
     )
-    keepLatest("decoded", decoded)
     const requestId = decoded.requestId ?? RequestId.make(newId())
     const clock = yield* Effect.clock
     const startedAt = clock.unsafeCurrentTimeMillis()
@@ -240,12 +238,7 @@ const outcomeOf = (exit: Exit.Exit<unknown, unknown>, lifecycle: Lifecycle): Req
  */
 export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>, suspended: boolean) =>
   Scope.close(state.scope, exit).pipe(
-    Effect.zipRight(Effect.withFiberRuntime<Clock.Clock>((fiber) => {
-      keepLatest("request", state)
-      keepLatest("exit", exit)
-      keepLatest("fiber", fiber)
-      return Effect.clock
-    })),
+    Effect.zipRight(Effect.clock),
     Effect.flatMap((clock) => {
       state.releaseLease?.()
       const lifecycle = lifecycleOf(exit, state.startedAt, clock.unsafeCurrentTimeMillis(), suspended)

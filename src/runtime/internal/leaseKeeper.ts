@@ -18,6 +18,7 @@
  * Scope.
  */
 import { Clock, Duration, Effect, Fiber, Runtime, type Scope } from "effect"
+import { parkOnce } from "./liveShapes.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 
 /**
@@ -53,6 +54,8 @@ export interface LeaseKeeper {
  */
 export const make = (leaseMillis: number): Effect.Effect<LeaseKeeper, never, Scope.Scope> =>
   Effect.gen(function*() {
+    // Optimized request-path code survives idle-time full collections (liveShapes.ts).
+    parkOnce()
     const held = new Set<RequestRecorder>()
     const pid = typeof process === "object" && typeof process.pid === "number" ? process.pid : 0
     const owner = `${pid}:${globalThis.crypto.randomUUID().slice(0, 8)}`

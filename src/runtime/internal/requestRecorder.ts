@@ -15,6 +15,7 @@ import { mergeStoredEvidence, withRun } from "../../domain/internal/recordMerge.
 import { fitRecord, measure, stamp } from "../../domain/internal/recordSize.js"
 import { flatText } from "./flatText.js"
 import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./invocationSlot.js"
+import { keepLatest } from "./liveShapes.js"
 
 /**
  * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,
@@ -297,7 +298,14 @@ class Recorder implements RequestRecorder, InvocationLog {
   }
 
   finalize(lifecycle: Lifecycle): Effect.Effect<void> {
-    return Effect.suspend(this.finalizeNow.bind(this, lifecycle))
+    return Effect.withFiberRuntime((fiber) => {
+      // The newest finished request's recorder (its record) and fiber stay
+      // alive: optimized code that embeds their shapes survives idle-time
+      // full collections (liveShapes.ts).
+      keepLatest("recorder", this)
+      keepLatest("fiber", fiber)
+      return this.finalizeNow(lifecycle)
+    })
   }
 
   private finalizeNow(lifecycle: Lifecycle): Effect.Effect<void> {
