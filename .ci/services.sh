@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs (from Debian's packages) and starts the servers the store tests
-# run against: PostgreSQL and Redis on loopback. Prints the URLs to export.
+# run against: PostgreSQL and Redis on loopback; installs Chromium for the
+# viewer's browser tests. Prints the URLs and paths to export.
 # Idempotent: a server already answering is left as it is.
 set -euo pipefail
 
 need=()
 command -v pg_ctlcluster >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# Chromium for the viewer's browser tests (playwright-core drives it; never `npx playwright install`).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ "${#need[@]}" -gt 0 ]; then
   echo "== apt-get install ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -37,3 +40,4 @@ fi
 
 echo "export EAP_TEST_DATABASE_URL=postgres://eap:eap@127.0.0.1:5432/eap_test"
 echo "export EAP_TEST_REDIS_URL=redis://127.0.0.1:6379"
+echo "export EAP_TEST_CHROMIUM=$(command -v chromium)"

@@ -10,7 +10,7 @@ import { getPath } from "@dprint/typescript"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-const roots = ["src", "test", "examples", "bench", "scripts"]
+const roots = ["src", "test", "examples", "bench", "scripts", "viewer"]
 const rootFiles = ["vitest.config.ts", "vitest.package.config.ts"]
 const extensions = new Set([".ts", ".mts", ".mjs", ".js"])
 const skip = new Set(["node_modules", "dist", "data", ".git"])

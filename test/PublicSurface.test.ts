@@ -96,11 +96,19 @@ const partsOfPublicModules: Readonly<Record<string, string>> = {
   "domain/ToolDescriptor": "pipeline/PromptBuilder",
   // The parts an agent is assembled from: `Agent.AgentConfig`.
   "pipeline/AgentConfig": "pipeline/Agent",
+  // The server's error classes: `AgentServer.ApiError`.
+  "server/ApiError": "server/AgentServer",
   // What a test reads back from `Agent.layerTest`: `Agent.TestAgent`.
   "pipeline/TestAgent": "pipeline/Agent",
   // The hook runtime's synchronous fast path (runtime); users mark a handler with `Hook.sync`.
   "runtime/SyncHandler": "pipeline/Hook"
 }
+
+/**
+ * Programs, not modules: the package's `bin` entries (`effect-agent-pipeline
+ * viewer`), which export nothing. The test checks each is a `bin` target.
+ */
+const programs: ReadonlySet<string> = new Set(["cli/main"])
 
 /** The modules directly in a layer folder (`src/<layer>/X.ts`, so not `src/index.ts`), as `layer/X`. */
 const topLevelModules: ReadonlyArray<string> = readdirSync(src, { withFileTypes: true })
@@ -206,7 +214,13 @@ describe("public surface (issue 18)", () => {
 
   it("every module directly in a layer folder is public, or a listed part of a public module", () => {
     const publicNames = new Set(publicModules.files.map(moduleName))
-    const unexported = topLevelModules.filter((module) => !publicNames.has(module) && !(module in partsOfPublicModules))
+    const bins = Object.values(
+      JSON.parse(readFileSync(join(root, "package.json"), "utf8")).bin as Record<string, string>
+    ).map((target) => target.replace(/^\.\/dist\//, "").replace(/\.js$/, ""))
+    expect([...programs].filter((program) => !bins.includes(program)), "programs that are no bin target").toEqual([])
+    const unexported = topLevelModules.filter((module) =>
+      !publicNames.has(module) && !(module in partsOfPublicModules) && !programs.has(module)
+    )
     expect(
       unexported,
       `modules directly in a layer folder that are neither a namespace of src/index.ts nor a subpath ` +

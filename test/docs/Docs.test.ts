@@ -65,7 +65,9 @@ const REFERENCE_PAGES = [
   "docs/errors.md",
   "docs/performance.md",
   "docs/layout.md",
-  "docs/contract.md"
+  "docs/contract.md",
+  "docs/server.md",
+  "docs/viewer.md"
 ]
 
 /** Files that are modules the others import (or that other tests import), not programs. */
@@ -74,7 +76,9 @@ const MODULES = new Set([
   "examples/readme/user-profile.ts",
   "examples/readme/telemetry.ts",
   // Layers for a local server the tests do not run (the provider's own tests do, over the wire).
-  "examples/readme/openai-compat.ts"
+  "examples/readme/openai-compat.ts",
+  // A Layer serving an agent over HTTP; test/server/Example.test.ts serves it.
+  "examples/readme/server.ts"
 ])
 /** Programs whose output the page describes in prose (it names a generated id). */
 const PROSE_OUTPUT = new Set(["examples/readme/deploy-config.ts"])

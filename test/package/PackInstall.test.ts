@@ -59,7 +59,8 @@ const FIXTURES = [
   "stack-trace.ts",
   "examples-runner.ts",
   "examples-hooks.ts",
-  "examples-platform-node.ts"
+  "examples-platform-node.ts",
+  "server-and-viewer.ts"
 ]
 
 const TIMEOUT = 300_000
@@ -156,6 +157,8 @@ const filesUnder = (dir: string): ReadonlyArray<string> =>
   )
 
 const ALLOWED_TOP_LEVEL = new Set(["package.json", "README.md", "LICENSE"])
+/** The execution viewer's static files, served from the installed package. */
+const VIEWER_FILE = /^viewer\/[a-z-]+\.(?:html|js|css|svg)$/
 const DIST_FILE = /^dist\/.+\.(?:js|d\.ts|js\.map|d\.ts\.map)$/
 const SRC_FILE = /^src\/.+\.ts$/
 const FORBIDDEN_PREFIXES = ["test/", "bench/", "examples/", ".ci/", "scripts/", "data/"]
@@ -299,7 +302,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
     it("holds the built library, its sources and nothing else", () => {
       const listing = tarballFiles.join("\n")
       const unexpected = tarballFiles.filter((path) =>
-        !ALLOWED_TOP_LEVEL.has(path) && !DIST_FILE.test(path) && !SRC_FILE.test(path)
+        !ALLOWED_TOP_LEVEL.has(path) && !DIST_FILE.test(path) && !SRC_FILE.test(path) && !VIEWER_FILE.test(path)
       )
       expect(unexpected, `unexpected files in the tarball:\n${listing}`).toEqual([])
       for (const prefix of FORBIDDEN_PREFIXES) {
@@ -512,6 +515,46 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
         // A 429 from the provider: the API key is nowhere in the printed error.
         leak: { failed: true, keyLeaked: false }
       })
+    })
+
+    it.concurrent("the server subpath serves an agent, and the installed bin's viewer serves what it recorded", async () => {
+      const served = await node("server-and-viewer.js")
+      expect(served.ok, served.transcript).toBe(true)
+      expect(JSON.parse(served.stdout.trim().split("\n").at(-1) ?? "{}"), served.transcript).toEqual({
+        status: 200,
+        result: "Completed",
+        routes: 8,
+        viewerPage: true,
+        viewerScript: 200
+      })
+      // `npx effect-agent-pipeline viewer` over the file the server's agent left, from the installed package.
+      const cwd = join(project, "runs", "server-and-viewer_js")
+      const bin = join(project, "node_modules", ".bin", "effect-agent-pipeline")
+      const viewer = spawn(bin, ["viewer", "--port", "0", "--store", "./data/agent.db"], {
+        cwd,
+        env: childEnv,
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let output = ""
+      viewer.stdout.setEncoding("utf8").on("data", (chunk: string) => void (output += chunk))
+      viewer.stderr.setEncoding("utf8").on("data", (chunk: string) => void (output += chunk))
+      try {
+        const deadline = Date.now() + 60_000
+        let url: string | undefined
+        while (url === undefined) {
+          url = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(output)?.[1]
+          if (url === undefined && (viewer.exitCode !== null || Date.now() > deadline)) {
+            throw new Error(`the viewer did not start:\n${output}`)
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        const list = await fetch(`${url}/v1/records`).then((r) => r.json() as Promise<{ records: Array<object> }>)
+        expect(list.records, output).toMatchObject([{ requestId: "package-1", status: "succeeded" }])
+        expect(await fetch(`${url}/`).then((r) => r.text())).toContain("/viewer/app.js")
+        expect((await fetch(`${url}/v1/requests`, { method: "POST", body: "{}" })).status).toBe(404)
+      } finally {
+        viewer.kill("SIGTERM")
+      }
     })
 
     it.concurrent("the otel subpath resolves and runs, with and without an endpoint", async () => {
