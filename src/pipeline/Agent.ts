@@ -29,6 +29,7 @@ import * as PipelineHooks from "./internal/pipelineHooks.js"
 import { layer as pipelineLayer, Pipeline } from "./Pipeline.js"
 import * as Options from "./PipelineOptions.js"
 import { PromptBuilder } from "./PromptBuilder.js"
+import { PromptValuePreparer } from "./PromptPreparation.js"
 import { Gate } from "./ShortCircuit.js"
 import * as TestAgentModule from "./TestAgent.js"
 
@@ -52,7 +53,7 @@ export type Services = Pipeline | ExecutionStore.ExecutionStore | CheckpointStor
 const optionalServices = (
   config: Pick<
     AgentConfig<unknown, unknown, never, unknown, unknown, never, unknown, unknown, unknown, unknown, unknown, unknown>,
-    "approval" | "gate" | "promptBuilder" | "conversationHistory"
+    "approval" | "gate" | "promptBuilder" | "conversationHistory" | "promptValues"
   >
 ) => {
   let services = Context.empty()
@@ -62,6 +63,7 @@ const optionalServices = (
   if (config.conversationHistory !== undefined) {
     services = Context.add(services, ConversationHistoryPreparer, config.conversationHistory)
   }
+  if (config.promptValues !== undefined) services = Context.add(services, PromptValuePreparer, config.promptValues)
   return services
 }
 

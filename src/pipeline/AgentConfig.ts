@@ -16,6 +16,7 @@ import type * as Hook from "./Hook.js"
 import type * as PipelineHooks from "./internal/pipelineHooks.js"
 import type { PipelineOptions } from "./Pipeline.js"
 import type { PromptBuilder } from "./PromptBuilder.js"
+import type { PromptValuePreparer } from "./PromptPreparation.js"
 import type { Gate } from "./ShortCircuit.js"
 
 /**
@@ -91,6 +92,11 @@ export interface AgentConfig<
   readonly promptBuilder?: PromptBuilder.Service | undefined
   /** Turns `metadata.conversation_turns` into `conversation_history`. Default: the last 20 turns. */
   readonly conversationHistory?: ConversationHistoryPreparer["Type"] | undefined
+  /**
+   * Prepares the known string enrichments for every prompt (`PromptPreparation`);
+   * hooks and the record keep the values as written. Default: the identity.
+   */
+  readonly promptValues?: PromptValuePreparer.Service | undefined
   /** Pipeline options (phases, concurrency, recording, size limits). */
   readonly options?: PipelineOptions | undefined
   /**

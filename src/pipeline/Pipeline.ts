@@ -33,6 +33,7 @@ import { BeforePlanning } from "./BeforePlanning.js"
 import * as ConversationHistory from "./ConversationHistory.js"
 import { makeBufferedRequest } from "./internal/bufferedRequest.js"
 import { makePhaseLoop } from "./internal/phaseLoop.js"
+import { activePreparer } from "./internal/promptValues.js"
 import { makeBegin, newId } from "./internal/requestRecord.js"
 import { makeRequestStages } from "./internal/requestStages.js"
 import { makeResumeRequest } from "./internal/resumeRequest.js"
@@ -140,6 +141,8 @@ export const make = (options?: PipelineOptions) =>
     const checkpointKey = Option.getOrElse(yield* Effect.serviceOption(CheckpointKey), makeRandom)
     const prompts = yield* PromptBuilder.current
     const preparer = yield* ConversationHistory.currentPreparer
+    // `undefined` for the identity: then no request does any preparation work.
+    const promptValues = yield* activePreparer
     const gate = yield* Effect.serviceOption(ShortCircuit.Gate)
 
     // Every part is built once, here: per request, only its closures run.
@@ -176,6 +179,7 @@ export const make = (options?: PipelineOptions) =>
       afterSynthesis,
       gate,
       prompts,
+      promptValues,
       runPhases,
       operations,
       tools
@@ -203,7 +207,8 @@ export const make = (options?: PipelineOptions) =>
       validationFor,
       executePhase,
       synthesisPrompt: stages.synthesisPrompt,
-      hookScope: stages.hookScope
+      hookScope: stages.hookScope,
+      promptValues
     })
 
     return { process, stream, resume, executePlanWithSynthesis } satisfies Pipeline.Service

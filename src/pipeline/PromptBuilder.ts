@@ -3,7 +3,9 @@
  * §5.2–5.3, C7). The default builder renders exactly four known enrichment
  * keys; a custom builder gets a copy of all enrichments.
  *
- * Every phase's prompt is built from the request-start enrichment snapshot.
+ * Every phase's prompt is built from the request-start enrichment snapshot,
+ * its known string values prepared by the configured `PromptPreparation`
+ * preparer (the identity by default).
  * Everything that enters a prompt from outside — enrichments, tool
  * descriptors, step results (tool outputs and errors), the request — is
  * escaped into its own section, so it can never close or forge a section tag
@@ -49,7 +51,9 @@ export type { ToolDescriptor } from "../domain/ToolDescriptor.js"
 
 /**
  * What a prompt builder receives. `enrichments` is a copy of the
- * request-start snapshot: changing it changes nothing else.
+ * request-start snapshot, its known string values passed through the
+ * configured prompt-value preparation (`PromptPreparation`; the identity by
+ * default): changing it changes nothing else.
  *
  * @since 0.1.0
  * @category models

@@ -21,6 +21,7 @@ import * as ActivityStore from "./ActivityStore.js"
 import * as CheckpointKey from "./CheckpointKey.js"
 import * as CheckpointStore from "./CheckpointStore.js"
 import * as ExecutionStore from "./ExecutionStore.js"
+import * as VectorStore from "./VectorStore.js"
 
 /**
  * The configured store backend and where it lives.
@@ -74,6 +75,14 @@ export const settings: Config.Config<StoreSettings> = Config.all({
 export interface StoreLayers {
   readonly executionStore: Layer.Layer<ExecutionStore.ExecutionStore, ExecutionStore.ExecutionStoreError>
   readonly checkpointStore: Layer.Layer<CheckpointStore.CheckpointStore, ExecutionStore.ExecutionStoreError>
+  /**
+   * Memory and semantic-cache items, over the same client as the other
+   * stores (the memory backend is bounded: see `VectorStore.layerMemory`).
+   */
+  readonly vectorStore: Layer.Layer<
+    VectorStore.VectorStore,
+    VectorStore.VectorStoreError | ExecutionStore.ExecutionStoreError
+  >
   /** The key that seals the checkpoints kept in `checkpointStore` (see {@link checkpointKeyLayer}). */
   readonly checkpointKey: Layer.Layer<CheckpointKey.CheckpointKey, ConfigError.ConfigError>
 }
@@ -161,7 +170,8 @@ const storeLayers = (
     case "memory":
       return Effect.succeed({
         executionStore: ExecutionStore.layerMemory(),
-        checkpointStore: CheckpointStore.layerMemory
+        checkpointStore: CheckpointStore.layerMemory,
+        vectorStore: VectorStore.layerMemory()
       })
     case "sqlite":
       return Effect.tryPromise({
@@ -169,11 +179,12 @@ const storeLayers = (
         catch: loadFailed("sqlite", "@effect/sql and @effect/sql-sqlite-node")
       }).pipe(
         Effect.map((Sqlite) => {
-          // One client for both stores (a Layer is built once per reference).
+          // One client for every store (a Layer is built once per reference).
           const client = Sqlite.layerClient(settings.sqlitePath)
           return {
             executionStore: Sqlite.SqlStores.layerExecutionStore().pipe(Layer.provide(client)),
-            checkpointStore: Sqlite.SqlStores.layerCheckpointStore().pipe(Layer.provide(client))
+            checkpointStore: Sqlite.SqlStores.layerCheckpointStore().pipe(Layer.provide(client)),
+            vectorStore: Sqlite.SqlStores.layerVectorStore().pipe(Layer.provide(client))
           }
         })
       )
@@ -190,7 +201,8 @@ const storeLayers = (
           const client = Postgres.layerClient({ url })
           return {
             executionStore: Postgres.SqlStores.layerExecutionStore().pipe(Layer.provide(client)),
-            checkpointStore: Postgres.SqlStores.layerCheckpointStore().pipe(Layer.provide(client))
+            checkpointStore: Postgres.SqlStores.layerCheckpointStore().pipe(Layer.provide(client)),
+            vectorStore: Postgres.SqlStores.layerVectorStore().pipe(Layer.provide(client))
           }
         })
       )

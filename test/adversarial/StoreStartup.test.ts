@@ -44,7 +44,7 @@ const Database = createRequire(import.meta.url)("better-sqlite3") as new(
 ) => Connection
 
 /** Every migration the stores have, by id. */
-const allMigrations = [1, 2, 3, 4]
+const allMigrations = [1, 2, 3, 4, 5]
 
 interface Outcome {
   readonly trial: number

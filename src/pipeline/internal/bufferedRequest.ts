@@ -43,7 +43,7 @@ export const makeBufferedRequest = (deps: BufferedRequestDeps) => {
         return new Suspended({ requestId: state.context.requestId, checkpoint: pre.checkpoint }, alreadyValidated)
       case "Synthesize": {
         const draft = yield* Synthesizer.synthesize(inference, {
-          prompt: synthesisPrompt(pre.context, pre.phases),
+          prompt: synthesisPrompt(pre.context, pre.phases, pre.promptEnrichments),
           coordinates: { requestId: state.context.requestId },
           parent: state.call
         }).pipe(

@@ -133,7 +133,8 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
       const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
       const input: PromptBuilder.PromptInput = {
         request: state.context.request,
-        enrichments: { ...state.context.enrichments },
+        // Prepared once per request snapshot (`PromptPreparation`); the raw snapshot with the identity.
+        enrichments: { ...(state.promptEnrichments ?? state.context.enrichments) },
         tools: (state.tools ?? tools).descriptors,
         phase,
         priorResults: phases.flatMap((p) => p.steps)

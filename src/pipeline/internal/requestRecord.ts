@@ -11,6 +11,7 @@ import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
 import { measure } from "../../domain/internal/recordSize.js"
+import type { JsonObject } from "../../domain/Json.js"
 import type { Call, CallRef } from "../../domain/Operation.js"
 import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
 import { InvalidRequest } from "../../domain/PipelineError.js"
@@ -47,6 +48,12 @@ export interface RequestState extends StageRequest {
   readonly call?: Call<"request"> | undefined
   /** The tools of this request when BeforePlanning hooks added some (`extra_tools`). */
   readonly tools?: ToolRegistry.Service | undefined
+  /**
+   * The enrichments prompts are built from, when a prompt-value preparer
+   * other than the identity prepared them (`PromptPreparation`); otherwise
+   * prompts use `context.enrichments`.
+   */
+  readonly promptEnrichments?: JsonObject | undefined
   /** Stops renewing the record's owner lease (called when the record is finalized). */
   readonly releaseLease?: (() => void) | undefined
 }

@@ -24,13 +24,20 @@ import type { ExecutionResults } from "../Hook.js"
 import type * as PromptBuilder from "../PromptBuilder.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
+import { type ActivePreparer, preparePromptEnrichments } from "./promptValues.js"
 import { alreadyValidated, confidenceOf, type RequestState } from "./requestRecord.js"
 
 /** Where a request stands when synthesis would start. */
 export type PreSynthesis =
   | { readonly _tag: "ShortCircuit"; readonly accepted: AcceptedShortCircuit; readonly enrichments: JsonObject }
   | { readonly _tag: "Suspended"; readonly checkpoint: Checkpoint }
-  | { readonly _tag: "Synthesize"; readonly context: PipelineContext; readonly phases: ReadonlyArray<PhaseRecord> }
+  | {
+    readonly _tag: "Synthesize"
+    readonly context: PipelineContext
+    readonly phases: ReadonlyArray<PhaseRecord>
+    /** The prepared enrichments prompts use (`undefined`: the identity preparer, `context.enrichments`). */
+    readonly promptEnrichments: JsonObject | undefined
+  }
 
 /** What the stages need, resolved once when the pipeline is built. */
 export interface RequestStagesDeps {
@@ -41,6 +48,8 @@ export interface RequestStagesDeps {
   readonly afterSynthesis: AfterSynthesis.Service
   readonly gate: Option.Option<ShortCircuit.Gate["Type"]>
   readonly prompts: PromptBuilder.PromptBuilder.Service
+  /** The prompt-value preparer; `undefined` for the identity (no preparation at all). */
+  readonly promptValues: ActivePreparer
   readonly runPhases: PhaseLoop["runPhases"]
   readonly operations: Operations
   readonly tools: ToolRegistry.ToolRegistry.Service
@@ -99,6 +108,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     maxEnrichmentBytes,
     operations,
     prompts,
+    promptValues,
     recording,
     runPhases,
     tools
@@ -160,6 +170,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     resume: { readonly checkpoint: Checkpoint } | undefined
   ) {
     let context = state.context
+    let promptEnrichments: JsonObject | undefined
     let phasesResult
     if (resume === undefined) {
       const outcome = yield* beforePlanning.run(state, {
@@ -176,10 +187,19 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       const requestTools = outcome.tools === undefined || outcome.tools.length === 0
         ? undefined
         : ToolRegistry.extend(tools, outcome.tools)
-      phasesResult = yield* runPhases({ ...state, context, tools: requestTools }, 1, [], undefined)
+      if (promptValues === undefined) {
+        phasesResult = yield* runPhases({ ...state, context, tools: requestTools }, 1, [], undefined)
+      } else {
+        promptEnrichments = yield* preparePromptEnrichments(state, promptValues, context.enrichments)
+        phasesResult = yield* runPhases({ ...state, context, tools: requestTools, promptEnrichments }, 1, [], undefined)
+      }
     } else {
+      // A resume prepares the checkpoint's snapshot again (with this pipeline's preparer).
+      if (promptValues !== undefined) {
+        promptEnrichments = yield* preparePromptEnrichments(state, promptValues, context.enrichments)
+      }
       phasesResult = yield* runPhases(
-        state,
+        promptEnrichments === undefined ? state : { ...state, promptEnrichments },
         resume.checkpoint.phase,
         resume.checkpoint.priorPhases,
         resume.checkpoint.plan
@@ -188,7 +208,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     if (phasesResult._tag === "Suspended") return phasesResult
     const stateWithContext = { ...state, context }
     yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
-    return { _tag: "Synthesize", context, phases: phasesResult.phases } as const
+    return { _tag: "Synthesize", context, phases: phasesResult.phases, promptEnrichments } as const
   })
 
   /** Everything before synthesis, shared by the buffered and streaming paths. */
@@ -223,10 +243,15 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     }, alreadyValidated)
   })
 
-  const synthesisPrompt = (context: PipelineContext, phases: ReadonlyArray<PhaseRecord>) =>
+  /** The synthesis prompt, from the prepared enrichments when there are any. */
+  const synthesisPrompt = (
+    context: PipelineContext,
+    phases: ReadonlyArray<PhaseRecord>,
+    promptEnrichments: JsonObject | undefined
+  ) =>
     prompts.buildSynthesisPrompt({
       request: context.request,
-      enrichments: { ...context.enrichments },
+      enrichments: { ...(promptEnrichments ?? context.enrichments) },
       steps: phases.flatMap((p) => p.steps)
     })
 

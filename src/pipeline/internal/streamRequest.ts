@@ -70,7 +70,7 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
               const tokens = Stream.unwrapScoped(Effect.as(
                 enterHookScope(state),
                 Synthesizer.stream(inference, {
-                  prompt: synthesisPrompt(pre.context, pre.phases),
+                  prompt: synthesisPrompt(pre.context, pre.phases, pre.promptEnrichments),
                   coordinates: { requestId: state.context.requestId },
                   parent: state.call
                 })

@@ -17,6 +17,7 @@ import type { RoutingPlanInput } from "../../domain/RoutingPlan.js"
 import { spanned } from "../../runtime/internal/spans.js"
 import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseLoop } from "./phaseLoop.js"
+import { type ActivePreparer, preparePromptEnrichments } from "./promptValues.js"
 import { alreadyValidated, type Begin, confidenceOf, finalize } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
 
@@ -29,11 +30,13 @@ export interface WorkflowRequestDeps {
   readonly executePhase: PhaseLoop["executePhase"]
   readonly synthesisPrompt: RequestStages["synthesisPrompt"]
   readonly hookScope: RequestStages["hookScope"]
+  /** The prompt-value preparer; `undefined` for the identity (no preparation at all). */
+  readonly promptValues: ActivePreparer
 }
 
 /** Builds `executePlanWithSynthesis` over its services. */
 export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
-  const { begin, executePhase, hookScope, inference, operations, synthesisPrompt, validationFor } = deps
+  const { begin, executePhase, hookScope, inference, operations, promptValues, synthesisPrompt, validationFor } = deps
 
   const executePlanWithSynthesis = (
     input: PipelineRequest.Input,
@@ -53,8 +56,12 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
           )
         }
         const phase = yield* executePhase(state, 1, validated.right, [], state.call)
+        // No hook runs here, but the prompt is still built from prepared values.
+        const promptEnrichments = promptValues === undefined
+          ? undefined
+          : yield* preparePromptEnrichments(state, promptValues, state.context.enrichments)
         const draft = yield* Synthesizer.synthesize(inference, {
-          prompt: synthesisPrompt(state.context, [phase]),
+          prompt: synthesisPrompt(state.context, [phase], promptEnrichments),
           coordinates: { requestId: state.context.requestId },
           parent: state.call
         })

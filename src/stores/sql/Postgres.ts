@@ -11,6 +11,7 @@ import { Layer, Redacted } from "effect"
 import type { ActivityStore, ActivityStoreError } from "../contract/ActivityStore.js"
 import type { CheckpointStore } from "../contract/CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../contract/ExecutionStore.js"
+import type { VectorStore, VectorStoreError } from "../contract/VectorStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
 import * as SqlStores from "./SqlStores.js"
@@ -109,7 +110,28 @@ export const layerCheckpointStore = (
   SqlStores.layerCheckpointStore(options).pipe(Layer.provide(layerClient(options)))
 
 /**
- * Both stores in PostgreSQL, over one connection pool.
+ * The vector store in PostgreSQL: cosine search with pgvector when
+ * `CREATE EXTENSION vector` works (decided on first use), brute force in
+ * SQL otherwise (one warning; `vectorSearch` chooses).
+ *
+ * @example
+ * ```ts
+ * import * as Postgres from "effect-agent-pipeline/postgres"
+ *
+ * const VectorsLive = Postgres.layerVectorStore({ url: "postgres://agent:secret@127.0.0.1:5432/agent" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerVectorStore = (
+  options: Pick<PostgresOptions, "url" | "maxConnections" | "tablePrefix" | "sweepEvery" | "vectorSearch">
+): Layer.Layer<VectorStore, VectorStoreError | ExecutionStoreError> =>
+  SqlStores.layerVectorStore(options).pipe(Layer.provide(layerClient(options)))
+
+/**
+ * The execution, checkpoint and vector stores in PostgreSQL, over one
+ * connection pool.
  *
  * @example
  * ```ts
@@ -121,7 +143,9 @@ export const layerCheckpointStore = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: PostgresOptions): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
+export const layer = (
+  options: PostgresOptions
+): Layer.Layer<ExecutionStore | CheckpointStore | VectorStore, ExecutionStoreError> =>
   SqlStores.layer(options).pipe(Layer.provide(layerClient(options)))
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The stores over any `SqlClient` (SQLite or PostgreSQL) — execution
- * records, HITL checkpoints and activity signals: migrate, then build.
+ * records, HITL checkpoints, activity signals and vector items: migrate,
+ * then build.
  * `Sqlite.ts` and `Postgres.ts` provide the client; a program that already
  * has a `SqlClient` can use these Layers directly. Every Layer runs the
  * same migrations (serialized across processes), so any of them may be
@@ -10,7 +11,7 @@
  * @since 0.1.0
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import { ActivitySignalStore, ActivityStore, ActivityStoreError, make as makeFront } from "../contract/ActivityStore.js"
 import { CheckpointStore } from "../contract/CheckpointStore.js"
 import {
@@ -19,11 +20,13 @@ import {
   type RetentionSettings,
   sweepInBackground
 } from "../contract/ExecutionStore.js"
+import { type SearchPreference, VectorStore, VectorStoreError } from "../contract/VectorStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import * as ActivityStoreSql from "./ActivityStoreSql.js"
 import * as CheckpointStoreSql from "./CheckpointStoreSql.js"
 import * as ExecutionStoreSql from "./ExecutionStoreSql.js"
 import { migrate, type Tables, tablesFor } from "./migrations.js"
+import * as VectorStoreSql from "./VectorStoreSql.js"
 
 /**
  * Options shared by the SQL stores.
@@ -46,6 +49,10 @@ import { migrate, type Tables, tablesFor } from "./migrations.js"
  *   PostgreSQL crash or power loss may lose the record writes of the last
  *   three `wal_writer_delay`s (600 ms by default) — the same class of
  *   guarantee as SQLite's default `synchronous = NORMAL`. SQLite ignores it.
+ * - `vectorSearch`: how the vector store ranks — `auto` (default: `sqlite-vec`
+ *   on SQLite, pgvector on PostgreSQL, brute force with one warning when the
+ *   extension cannot be used), `extension` (the extension or an
+ *   `unavailable` error), `bruteForce`
  *
  * @since 0.1.0
  * @category models
@@ -55,6 +62,7 @@ export interface SqlStoreOptions {
   readonly retention?: RetentionSettings | undefined
   readonly sweepEvery?: Duration.DurationInput | undefined
   readonly asyncCommit?: boolean | undefined
+  readonly vectorSearch?: SearchPreference | undefined
 }
 
 /** The tables of a prefix, brought up to date; a failure is the store's own error. */
@@ -77,6 +85,26 @@ const makeExecutionStore = (tables: Tables, options: SqlStoreOptions) =>
 
 const executionStoreFailed = (options: { readonly detail: string; readonly cause?: unknown }) =>
   new ExecutionStoreError({ operation: "migrate", ...options })
+
+const vectorStoreFailed = (options: { readonly detail: string; readonly cause?: unknown }) =>
+  new VectorStoreError({ operation: "open", reason: "backend", ...options })
+
+/**
+ * The vector store over the migrated tables, its expired items deleted
+ * every `sweepEvery` in the current Scope (a failed purge is logged; expired
+ * items are never returned either way).
+ */
+const makeVectorStore = (
+  tables: Tables,
+  options: SqlStoreOptions
+): Effect.Effect<VectorStore.Service, never, SqlClient | Scope.Scope> =>
+  Effect.tap(VectorStoreSql.make(tables, { search: options.vectorSearch }), (store) =>
+    store.purgeExpired.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("vector store purge failed", cause)),
+      Effect.schedule(Schedule.spaced(options.sweepEvery ?? Duration.minutes(1))),
+      Effect.interruptible,
+      Effect.forkScoped
+    ))
 
 const activityStoreFailed = (options: { readonly detail: string; readonly cause?: unknown }) =>
   new ActivityStoreError({ operation: "migrate", ...options })
@@ -137,8 +165,34 @@ export const layerCheckpointStore = (
   )
 
 /**
- * The execution and checkpoint stores over the same `SqlClient`, with one
- * migration run.
+ * Migrates the database, then builds the vector store over it: items that
+ * memory and the semantic cache keep, searched by cosine similarity (see
+ * `vectorSearch` in {@link SqlStoreOptions} for how it ranks; decided on
+ * first use). A database that cannot be reached or migrated fails the Layer
+ * with a `VectorStoreError` (`operation: "open"`).
+ *
+ * @example
+ * ```ts
+ * import { SqlStores } from "effect-agent-pipeline/sqlite"
+ *
+ * // over a SqlClient the program already provides
+ * const VectorsLive = SqlStores.layerVectorStore({ vectorSearch: "extension" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerVectorStore = (
+  options: Pick<SqlStoreOptions, "tablePrefix" | "sweepEvery" | "vectorSearch"> = {}
+): Layer.Layer<VectorStore, VectorStoreError, SqlClient> =>
+  Layer.scoped(
+    VectorStore,
+    Effect.flatMap(migrated(options.tablePrefix, vectorStoreFailed), (tables) => makeVectorStore(tables, options))
+  )
+
+/**
+ * The execution, checkpoint and vector stores over the same `SqlClient`,
+ * with one migration run.
  *
  * @example
  * ```ts
@@ -155,14 +209,18 @@ export const layerCheckpointStore = (
  */
 export const layer = (
   options: SqlStoreOptions = {}
-): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError, SqlClient> =>
+): Layer.Layer<ExecutionStore | CheckpointStore | VectorStore, ExecutionStoreError, SqlClient> =>
   Layer.scopedContext(
     Effect.gen(function*() {
       const tables = yield* migrated(options.tablePrefix, executionStoreFailed)
       const records = yield* makeExecutionStore(tables, options)
       yield* sweepInBackground(records, options.sweepEvery ?? Duration.minutes(1))
       const checkpoints = yield* CheckpointStoreSql.make(tables)
-      return Context.make(ExecutionStore, records).pipe(Context.add(CheckpointStore, checkpoints))
+      const vectors = yield* makeVectorStore(tables, options)
+      return Context.make(ExecutionStore, records).pipe(
+        Context.add(CheckpointStore, checkpoints),
+        Context.add(VectorStore, vectors)
+      )
     })
   )
 

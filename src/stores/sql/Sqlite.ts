@@ -14,6 +14,7 @@ import * as path from "node:path"
 import type { ActivityStore, ActivityStoreError } from "../contract/ActivityStore.js"
 import type { CheckpointStore } from "../contract/CheckpointStore.js"
 import { type ExecutionStore, ExecutionStoreError } from "../contract/ExecutionStore.js"
+import type { VectorStore, VectorStoreError } from "../contract/VectorStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
 import * as SqlStores from "./SqlStores.js"
@@ -187,7 +188,34 @@ export const layerCheckpointStore = (
   )
 
 /**
- * Both stores in one SQLite file, over one client.
+ * The vector store in a SQLite file: cosine search with `sqlite-vec` (an
+ * optional peer dependency, loaded into this client's connection on first
+ * use), or brute force when it cannot load (one warning; `vectorSearch`
+ * chooses).
+ *
+ * @example
+ * ```ts
+ * import * as Sqlite from "effect-agent-pipeline/sqlite"
+ *
+ * const VectorsLive = Sqlite.layerVectorStore({ filename: "./data/agent.db" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerVectorStore = (
+  options: Pick<
+    SqliteOptions,
+    "filename" | "tablePrefix" | "busyTimeout" | "synchronous" | "sweepEvery" | "vectorSearch"
+  > = {}
+): Layer.Layer<VectorStore, VectorStoreError | ExecutionStoreError> =>
+  SqlStores.layerVectorStore(options).pipe(
+    Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous))
+  )
+
+/**
+ * The execution, checkpoint and vector stores in one SQLite file, over one
+ * client.
  *
  * @example
  * ```ts
@@ -202,7 +230,7 @@ export const layerCheckpointStore = (
  */
 export const layer = (
   options: SqliteOptions = {}
-): Layer.Layer<ExecutionStore | CheckpointStore, ExecutionStoreError> =>
+): Layer.Layer<ExecutionStore | CheckpointStore | VectorStore, ExecutionStoreError> =>
   SqlStores.layer(options).pipe(Layer.provide(layerClient(options.filename, options.busyTimeout, options.synchronous)))
 
 /**

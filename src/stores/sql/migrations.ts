@@ -24,6 +24,7 @@ export interface Tables {
   readonly records: string
   readonly checkpoints: string
   readonly activitySignals: string
+  readonly vectors: string
   readonly migrations: string
 }
 
@@ -54,6 +55,7 @@ export const tablesFor = (prefix: string = defaultPrefix): Tables => {
     records: `${folded}execution_records`,
     checkpoints: `${folded}checkpoints`,
     activitySignals: `${folded}activity_signals`,
+    vectors: `${folded}vector_items`,
     migrations: `${folded}migrations`
   }
 }
@@ -126,6 +128,41 @@ const activitySignals = (tables: Tables) =>
       sql`CREATE INDEX ${sql(`${tables.activitySignals}_expires`)} ON ${sql(tables.activitySignals)} (expires_at)`
     ], { discard: true }))
 
+/**
+ * The vector store's items (`VectorStoreSql`). The embedding is compact:
+ * float32 — a BLOB in SQLite (what `sqlite-vec` reads), `REAL[]` in
+ * PostgreSQL (castable to pgvector's `vector`) — with its length and norm
+ * beside it, so a search skips other dimensions and zero vectors without
+ * reading them. Ranking columns come before the text and payload, which a
+ * search reads only for the hits.
+ */
+const vectorItems = (tables: Tables) =>
+  Effect.flatMap(SqlClient, (sql) => {
+    const vector = sql.onDialectOrElse({ pg: () => "REAL[]", orElse: () => "BLOB" })
+    const keys = sql.onDialectOrElse({ pg: () => "JSONB", orElse: () => "TEXT" })
+    const norm = sql.onDialectOrElse({ pg: () => "DOUBLE PRECISION", orElse: () => "REAL" })
+    return Effect.all([
+      sql`CREATE TABLE ${sql(tables.vectors)} (
+        collection TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        partition_key TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        norm ${sql.literal(norm)} NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        dim_keys ${sql.literal(keys)} NOT NULL,
+        embedding ${sql.literal(vector)},
+        content TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (collection, item_id)
+      )`,
+      sql`CREATE INDEX ${sql(`${tables.vectors}_partition`)} ON ${
+        sql(tables.vectors)
+      } (collection, partition_key, created_at)`,
+      sql`CREATE INDEX ${sql(`${tables.vectors}_expires`)} ON ${sql(tables.vectors)} (expires_at)`
+    ], { discard: true })
+  })
+
 const migrator = Migrator.make({})
 
 /** Every migration, by `<id>_<name>` (the Migrator's record loader). */
@@ -133,7 +170,8 @@ const migrationsOf = (tables: Tables) => ({
   "1_execution_records": executionRecords(tables),
   "2_checkpoints": checkpoints(tables),
   "3_activity_signals": activitySignals(tables),
-  "4_record_writer": recordWriter(tables)
+  "4_record_writer": recordWriter(tables),
+  "5_vector_items": vectorItems(tables)
 })
 
 /** The newest migration this version of the library has. */
@@ -239,7 +277,13 @@ export const migrate = (tables: Tables): Effect.Effect<void, Migrator.MigrationE
     const run = migrator({ table: tables.migrations, loader: Migrator.fromRecord(migrationsOf(tables)) })
     const ran = yield* sql.onDialectOrElse({
       pg: () => advisoryLocked(sql, tables, run),
-      sqlite: () => immediateTransaction(sql)(run),
+      // SQLite's driver is synchronous: a second connection of this process
+      // (the activity store's, another Layer's) waiting for the write lock
+      // blocks the whole thread for its busy timeout. So the transaction
+      // that holds the lock runs to its end without yielding to the event
+      // loop — it would otherwise yield every 2,048 operations, mid-way,
+      // and stall behind that wait until it gave up (`database is locked`).
+      sqlite: () => Effect.withMaxOpsBeforeYield(immediateTransaction(sql)(run), Number.MAX_SAFE_INTEGER),
       orElse: () => run
     })
     // Migrations it ran, it ran to the end. Running none is right when
