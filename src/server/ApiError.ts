@@ -14,7 +14,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Match, Schema } from "effect"
 import type { PipelineError } from "../domain/PipelineError.js"
-import type { ExecutionStoreError } from "../stores/contract/ExecutionStore.js"
+import type { ExecutionStoreError, RecordDecodeError } from "../stores/contract/ExecutionStore.js"
 
 /**
  * The body every error response carries under `error`.
@@ -256,6 +256,23 @@ export const fromPipelineError: (error: PipelineError) => ApiError = Match.type<
 export const fromStoreError = (error: ExecutionStoreError): Unavailable =>
   new Unavailable({
     error: detail("unavailable_error", "store_failed", `the execution store failed (${error.operation})`)
+  })
+
+/**
+ * A stored record that does not decode: 422, code `record_corrupt` or
+ * `record_future_version` — the same for the record and for its events.
+ * The body never carries the stored text.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromRecordDecodeError = (error: RecordDecodeError): Unprocessable =>
+  new Unprocessable({
+    error: detail(
+      "server_error",
+      `record_${error.reason}`,
+      `the stored record does not decode (${error.reason})`
+    )
   })
 
 const detail = (type: string, code: string, message: string, param?: string): ErrorDetail =>

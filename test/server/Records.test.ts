@@ -200,7 +200,7 @@ const sqliteFile = () => join(mkdtempSync(join(tmpdir(), "eap-server-")), "agent
 suite("sqlite", () => Sqlite.layerExecutionStore({ filename: sqliteFile() }))
 
 describe("GET /v1/records: rows that do not decode (sqlite)", () => {
-  it.scopedLive("the list counts them in undecodable and goes on; reading one is 422 with its reason", () =>
+  it.scopedLive("the list counts them in undecodable and goes on; reading one or its events is 422 with its reason", () =>
     Effect.gen(function*() {
       const filename = sqliteFile()
       const server = yield* serveStore(Sqlite.layerExecutionStore({ filename }))
@@ -223,5 +223,10 @@ describe("GET /v1/records: rows that do not decode (sqlite)", () => {
       const future = yield* server.json("/v1/records/future")
       expect(future.status).toBe(422)
       expect(future.body.error.code).toBe("record_future_version")
+      // Its events: the same status and body, before any stream starts.
+      const events = yield* server.json("/v1/records/broken/events")
+      expect(events.status).toBe(422)
+      expect(events.body).toEqual(broken.body)
+      expect(JSON.stringify(events.body)).not.toContain("not json")
     }))
 })

@@ -158,16 +158,7 @@ export const records = (options: HandlerOptions) =>
           const found = yield* store.get(path.id).pipe(
             Effect.catchTags({
               ExecutionStoreError: (error) => Effect.fail(ApiError.fromStoreError(error)),
-              RecordDecodeError: (error) =>
-                Effect.fail(
-                  new ApiError.Unprocessable({
-                    error: {
-                      type: "server_error",
-                      code: `record_${error.reason}`,
-                      message: `the stored record does not decode (${error.reason})`
-                    }
-                  })
-                )
+              RecordDecodeError: (error) => Effect.fail(ApiError.fromRecordDecodeError(error))
             })
           )
           if (Option.isNone(found)) return yield* notFound(path.id)

@@ -59,12 +59,7 @@ export const recordEvents: (
   const found = yield* store.get(requestId).pipe(
     Effect.catchTags({
       ExecutionStoreError: (error) => Effect.fail(ApiError.fromStoreError(error)),
-      RecordDecodeError: (error) =>
-        Effect.fail(
-          new ApiError.Unavailable({
-            error: { type: "unavailable_error", code: "record_undecodable", message: error.message }
-          })
-        )
+      RecordDecodeError: (error) => Effect.fail(ApiError.fromRecordDecodeError(error))
     })
   )
   if (Option.isNone(found)) return yield* Effect.fail(notFound(requestId))
