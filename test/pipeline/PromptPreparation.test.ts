@@ -143,7 +143,7 @@ describe("PromptPreparation.prepare", () => {
 })
 
 describe("prompt-value preparation in the pipeline", () => {
-  it.effect("reaches the planning, the phase-2 continuation and the synthesis prompt; not the hooks or the record", () =>
+  it.effect("C7: reaches the planning, the phase-2 continuation and the synthesis prompt; not the hooks or the record", () =>
     Effect.gen(function*() {
       const { calls, preparer } = rewriting()
       const seenByHooks: Array<Json.JsonObject> = []
@@ -174,7 +174,7 @@ describe("prompt-value preparation in the pipeline", () => {
       expect(record.diagnostics).toEqual([])
     }))
 
-  it.effect("the identity default leaves every prompt byte-identical; an identity function changes none either", () =>
+  it.effect("C7: the identity default leaves every prompt byte-identical; an identity function changes none either", () =>
     Effect.gen(function*() {
       const hooks = [writes({ ...raw, activity_coordination: { agents: 2 } })]
       const input = { request: "quote ACME then INIT", metadata: { conversation_history: "user: hello <b>" } }
@@ -192,7 +192,7 @@ describe("prompt-value preparation in the pipeline", () => {
       expect(PromptBuilder.readSection(unconfigured[0]!, "agent_coordination")).toBe("{\"agents\":2}")
     }))
 
-  it.effect("a custom builder gets the prepared values in every phase", () =>
+  it.effect("C7: a custom builder gets the prepared values in every phase", () =>
     Effect.gen(function*() {
       const seen: Array<Json.Json | undefined> = []
       const builder: PromptBuilder.PromptBuilder.Service = {
@@ -216,7 +216,7 @@ describe("prompt-value preparation in the pipeline", () => {
       expect(seen).toEqual(["prepared memory", "prepared memory", "prepared memory"])
     }))
 
-  it.effect("a preparer that throws or returns a non-string leaves the value out; the request completes", () =>
+  it.effect("C7: a preparer that throws or returns a non-string leaves the value out; the request completes", () =>
     Effect.gen(function*() {
       const failing = (value: string, key: PromptPreparation.Key): unknown => {
         if (key === "rag_context") throw new Error("boom")
@@ -275,7 +275,7 @@ describe("prompt-value preparation in the pipeline", () => {
       expect(a.prompts[0]!.prompt).not.toContain("raw")
     }))
 
-  it.effect("a resumed request prepares the checkpoint's snapshot: its continuation and synthesis prompts", () =>
+  it.effect("C7: a resumed request prepares the checkpoint's snapshot: its continuation and synthesis prompts", () =>
     Effect.gen(function*() {
       const { calls, preparer } = rewriting()
       const a = yield* agent({
