@@ -22,6 +22,10 @@ export * as SkillSelector from "./pipeline/SkillSelector.js"
 
 // Built-in hooks
 export * as Activity from "./hooks/Activity.js"
+export * as ConversationHistoryHook from "./hooks/ConversationHistoryHook.js"
+export * as MemoryHooks from "./hooks/MemoryHooks.js"
+export * as SemanticCache from "./hooks/SemanticCache.js"
+export * as UserMemoryHooks from "./hooks/UserMemoryHooks.js"
 
 // Data: requests, plans, records, errors
 export * as AgentResponse from "./domain/AgentResponse.js"
@@ -68,7 +72,10 @@ export * as ToolRegistry from "./ai/ToolRegistry.js"
 export * as ActivityStore from "./stores/ActivityStore.js"
 export * as CheckpointKey from "./stores/CheckpointKey.js"
 export * as CheckpointStore from "./stores/CheckpointStore.js"
+export * as EpisodicMemory from "./stores/EpisodicMemory.js"
 export * as ExecutionStore from "./stores/ExecutionStore.js"
+export * as KnowledgeBase from "./stores/KnowledgeBase.js"
 export * as MemoryStore from "./stores/MemoryStore.js"
 export * as StoreConfig from "./stores/StoreConfig.js"
+export * as UserFacts from "./stores/UserFacts.js"
 export * as VectorStore from "./stores/VectorStore.js"

@@ -18,7 +18,8 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   // The memory operation (ai/Memory.ts) runs over the MemoryStore service.
   ai: ["domain", "runtime", "stores", "ai"],
   pipeline: ["domain", "runtime", "stores", "ai", "pipeline"],
-  hooks: ["domain", "runtime", "stores", "pipeline", "hooks"],
+  // The built-in memory hooks run their reads and writes as memory operations (ai/Memory.ts).
+  hooks: ["domain", "runtime", "stores", "ai", "pipeline", "hooks"],
   // The HTTP + SSE server and the viewer serve whatever agent a user built.
   server: ["domain", "runtime", "stores", "ai", "pipeline", "hooks", "server"],
   // The command line (`effect-agent-pipeline viewer`) starts a server over a store.

@@ -93,7 +93,7 @@ const program = Effect.gen(function*() {
     }
   }
   const memory = yield* MemoryStore.MemoryStore
-  const remembered = yield* memory.load("ann", "", 10)
+  const remembered = yield* memory.load("ann", { query: "", limit: 10 })
   yield* Console.log(`\nremembered for ann: ${remembered.map((r) => JSON.stringify(r.content)).join(", ")}`)
 })
 

@@ -43,7 +43,9 @@ const main = Effect.gen(function*() {
     metadata: { user_id: "ann" }
   })
   const memory = yield* MemoryStore.MemoryStore
-  for (const stored of yield* memory.load("ann", "", 10)) yield* Console.log(`remembered for ann: ${stored.content}`)
+  for (const stored of yield* memory.load("ann", { query: "", limit: 10 })) {
+    yield* Console.log(`remembered for ann: ${stored.content}`)
+  }
 
   yield* pipeline.process({ request: "What's the weather forecast in Lisbon?", requestId: "anonymous-1" })
   const record = yield* Effect.flatMap(ExecutionStore.ExecutionStore, (store) => store.get("anonymous-1"))

@@ -18,14 +18,25 @@
  *   a value; a required one with no candidate is left out, so the tool
  *   reports invalid parameters rather than receiving a made-up value;
  * - synthesizes (text, `generateText` / `streamText`) by listing the step
- *   results, one line per step.
+ *   results, one line per step;
+ * - answers from memory: when the `<agent_memory>` section holds the view the
+ *   built-in memory hooks write (`MemoryHooks`, recognized by its "Memory of
+ *   earlier requests" notice), the view's lines that share a word stem with
+ *   the request — the most shared words first, ties newest first, each event
+ *   once, at most 3 — are quoted verbatim under "From earlier requests
+ *   (recorded before this one, possibly outdated):", after the step results,
+ *   or alone when no step ran.
  *
  * What it is NOT: it is not an LLM. It does not understand language, does no
  * reasoning, never chains steps (every plan is one terminal phase without
  * dependencies), never asks for a continuation phase, and answers only from
- * the step results in the prompt. Same prompt, same output, always. Prompts
- * that were not built by the default builder get an empty plan and a
- * "no tool" answer.
+ * the step results and the memory hooks' lines in the prompt: it quotes a
+ * memory line, it does not read what the line means (a request that shares
+ * a word with an unrelated event gets that event quoted), and it ignores any
+ * other text in `<agent_memory>` (other RAG context) as well as the
+ * conversation history and the user profile. Same prompt, same output,
+ * always. Prompts that were not built by the default builder get an empty
+ * plan and a "no tool" answer.
  *
  * @since 0.1.0
  */

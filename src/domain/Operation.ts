@@ -132,8 +132,38 @@ export interface Coordinates {
  * @category models
  */
 export interface MemoryRecord {
+  /** The id to store the record under (a store assigns one when absent); a stored record's id when loaded. */
+  readonly id?: string | undefined
   readonly content: string
   readonly metadata?: JsonObject | undefined
+}
+
+/**
+ * What one memory read asks for: the `memory_load` operation's input,
+ * which `before_memory_load` transforms may rewrite (with the
+ * `query_rewrite` capability).
+ *
+ * - `query` — the text to match; an empty query matches every record
+ * - `limit` — at most this many records (an integer, 1 to 1000)
+ * - `minScore` — only records the backend scores at least this (in [-1, 1]:
+ *   a cosine similarity for vector backends; each backend documents its score)
+ * - `kinds` — only records whose `metadata.kind` is one of these
+ *
+ * @example
+ * ```ts
+ * import type { Operation } from "effect-agent-pipeline"
+ *
+ * const facts: Operation.MemoryQuery = { query: "currency", limit: 5, minScore: 0.2, kinds: ["fact"] }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryQuery {
+  readonly query: string
+  readonly limit: number
+  readonly minScore?: number | undefined
+  readonly kinds?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -167,7 +197,7 @@ export interface Payloads {
   readonly tool_call: ToolCallPayload
   readonly tool_execution: ToolCallPayload
   readonly retrieval: { readonly retriever: string; readonly query: string; readonly limit: number }
-  readonly memory_load: { readonly scope: string; readonly query: string; readonly limit: number }
+  readonly memory_load: { readonly scope: string } & MemoryQuery
   readonly memory_store: { readonly scope: string; readonly record: MemoryRecord }
   /** `decision`: what the human decided (the wait's run starts when the decision arrives). */
   readonly approval_wait: {

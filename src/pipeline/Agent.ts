@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { type ConfigError, Context, Effect, Either, Layer } from "effect"
+import { type ConfigError, Context, Effect, Either, Layer, type Scope } from "effect"
 import * as Inference from "../ai/Inference.js"
 import * as ModelConfig from "../ai/ModelConfig.js"
 import * as ModelPolicy from "../ai/ModelPolicy.js"
@@ -104,7 +104,7 @@ export const layer = <
 ): Layer.Layer<
   Services,
   AgentConfigError | EM | EH | ES | EC | EK,
-  RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
+  RM | Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
 > => {
   // Invalid options fail the pipeline Layer below; nothing built from them runs then.
   const options = Options.resolve(config.options)
@@ -176,7 +176,7 @@ export const layerOffline = <
 ): Layer.Layer<
   Services,
   AgentConfigError | EH | ES | EC | EK,
-  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
+  Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
 > => layer({ ...config, model: OfflineModel.layer })
 
 /**
@@ -224,7 +224,7 @@ export const layerConfig = <
 ): Layer.Layer<
   Services,
   AgentConfigError | ConfigError.ConfigError | ExecutionStore.ExecutionStoreError | EM | EH,
-  RM | Hook.Requirements<H> | RB | ToolRegistry.Requirements<T>
+  RM | Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T>
 > =>
   Layer.unwrapEffect(
     Effect.map(Effect.flatMap(StoreConfig.settings, StoreConfig.layers), (stores) => {
@@ -293,7 +293,7 @@ export const layerTest = <
 ): Layer.Layer<
   Services | TestAgentModule.TestAgent,
   AgentConfigError | EH | ES | EC | EK,
-  Hook.Requirements<H> | RB | ToolRegistry.Requirements<T> | RS | RC | RK
+  Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
 > =>
   Layer.unwrapEffect(
     Effect.map(ScriptedModel.make(config.script), (scripted) => {

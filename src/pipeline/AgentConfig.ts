@@ -26,7 +26,8 @@ import type { Gate } from "./ShortCircuit.js"
  * Type parameters are inferred from the parts: `EM`/`RM` are the model
  * Layer's error and requirements, `H` the hooks (what they need is
  * `Hook.Requirements<H>`; `EH`/`RB` what building them fails with and
- * needs), `T` the tools (their handlers need `ToolRegistry.Requirements<T>`),
+ * needs — a `Scope` among them is the agent's: hooks built in it, such as
+ * detached work, end when the agent does), `T` the tools (their handlers need `ToolRegistry.Requirements<T>`),
  * `ES`/`RS` and `EC`/`RC` the stores', `EK`/`RK` the checkpoint key's.
  *
  * @since 0.1.0

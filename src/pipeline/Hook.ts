@@ -17,7 +17,7 @@ import type { Duration, Effect } from "effect"
 import type * as ToolRegistry from "../ai/ToolRegistry.js"
 import type { StepResult } from "../domain/ExecutionRecord.js"
 import type { JsonObject } from "../domain/Json.js"
-import type { Document, MemoryRecord } from "../domain/Operation.js"
+import type { Document, MemoryQuery, MemoryRecord } from "../domain/Operation.js"
 import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
 import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { Capability } from "../runtime/Capability.js"
@@ -218,11 +218,11 @@ export interface Hook<R = never> {
   readonly beforeRetrieval?: Transform<"retrieval", string, R> | undefined
   /** Filters or re-ranks retrieved documents. */
   readonly afterRetrieval?: Transform<"retrieval", ReadonlyArray<Document>, R> | undefined
-  /** Rewrites a memory query. */
-  readonly beforeMemoryLoad?: Transform<"memory_load", string, R> | undefined
-  /** Filters or rewrites loaded memory records. */
+  /** Rewrites a memory query: its text, limit, minimum score and kinds (`query_rewrite`). */
+  readonly beforeMemoryLoad?: Transform<"memory_load", MemoryQuery, R> | undefined
+  /** Filters or rewrites loaded memory records: their `content` is the text a prompt gets. */
   readonly afterMemoryLoad?: Transform<"memory_load", ReadonlyArray<MemoryRecord>, R> | undefined
-  /** Rewrites (e.g. scrubs) a memory record before it is stored. */
+  /** Rewrites (e.g. scrubs) a memory record before it is stored, or sets the id it is stored under. */
   readonly beforeMemoryStore?: Transform<"memory_store", MemoryRecord, R> | undefined
   /** Sees the stored record's id (audit); failing aborts by its failure policy. */
   readonly afterMemoryStore?: Transform<"memory_store", string, R> | undefined

@@ -16,9 +16,9 @@
  * | `completion_rewrite` | rewrites a model response | after_inference |
  * | `tool_input_rewrite` | rewrites tool arguments | before_tool |
  * | `tool_output_rewrite` | rewrites a tool result or error | after_tool |
- * | `query_rewrite` | rewrites a retrieval or memory query | before_retrieval, before_memory_load |
+ * | `query_rewrite` | rewrites a retrieval query, or a memory query (its text, limit, minimum score or kinds) | before_retrieval, before_memory_load |
  * | `documents_rewrite` | filters or re-ranks retrieved documents | after_retrieval |
- * | `memory_rewrite` | rewrites loaded memory or a record to store | after_memory_load, before_memory_store |
+ * | `memory_rewrite` | rewrites loaded memory, or a record to store (its id included) | after_memory_load, before_memory_store |
  * | `deny` | refuses an operation | guard_* |
  *
  * @since 0.1.0

@@ -67,7 +67,9 @@ const REFERENCE_PAGES = [
   "docs/layout.md",
   "docs/contract.md",
   "docs/server.md",
-  "docs/viewer.md"
+  "docs/viewer.md",
+  "docs/memory.md",
+  "docs/semantic-cache.md"
 ]
 
 /** Files that are modules the others import (or that other tests import), not programs. */

@@ -421,7 +421,7 @@ describe("guards: denied retrieval and memory", () => {
         })
       }
       // Nothing reached tenant-b's memory.
-      expect(yield* agent.memory.load("tenant-b", "", 10)).toEqual([])
+      expect(yield* agent.memory.load("tenant-b", { query: "", limit: 10 })).toEqual([])
       const record = yield* agent.test.record("g-mem")
       expect(at(record, "guard_memory_store").map((i) => i.status)).toEqual(["completed", "denied"])
       expect(at(record, "guard_memory_load").map((i) => i.status)).toEqual(["completed", "denied"])

@@ -1,15 +1,16 @@
 /**
  * Shared helpers for the operation-hook tests (seed 002, seed 003): a tool
  * that blocks until interrupted, an agent whose hooks need the retriever and
- * the memory store, observers that log what they see, and record readers.
+ * the memory store, a hook that probes what an operation returns inside a
+ * request, observers that log what they see, and record readers.
  */
 import { Tool } from "@effect/ai"
-import { Context, Deferred, Effect, Layer, Schema, type Scope } from "effect"
+import { Context, Deferred, Effect, type Either, Layer, Schema, type Scope } from "effect"
 import {
   Agent,
   type AgentResponse,
   type ExecutionRecord,
-  type Hook,
+  Hook,
   MemoryStore,
   type Operation,
   Pipeline,
@@ -135,6 +136,16 @@ export interface SeamAgent {
   /** The memory store the hooks use (read it directly to see what was stored). */
   readonly memory: MemoryStore.MemoryStore.Service
 }
+
+/** A BeforePlanning hook (named `app`) that runs `effect` and keeps how it ended. */
+export const probe = <A>(
+  effect: Effect.Effect<A, unknown, SeamServices>,
+  outcomes: Array<Either.Either<A, unknown>>
+): Hook.Hook<SeamServices> =>
+  Hook.make<SeamServices>({
+    name: "app",
+    beforePlanning: () => Effect.map(Effect.either(effect), (outcome) => void outcomes.push(outcome))
+  })
 
 /**
  * An agent built with `Agent.layerTest` whose hooks may need the `Retriever`

@@ -24,8 +24,8 @@ import {
   completed,
   makeSeamAgent,
   observerOf,
+  probe,
   runsOf,
-  type SeamServices,
   type Seen,
   stepResultsIn,
   textPrompts,
@@ -617,16 +617,6 @@ describe("transforms: capabilities and policies", () => {
 // Retrieval
 // ---------------------------------------------------------------------------
 
-/** A BeforePlanning hook that runs `effect` and keeps how it ended. */
-const probe = <A>(
-  effect: Effect.Effect<A, unknown, SeamServices>,
-  outcomes: Array<Either.Either<A, unknown>>
-): Hook.Hook<SeamServices> =>
-  Hook.make<SeamServices>({
-    name: "app",
-    beforePlanning: () => Effect.map(Effect.either(effect), (outcome) => void outcomes.push(outcome))
-  })
-
 describe("transforms: retrieval", () => {
   it.scoped("seed 002: beforeRetrieval rewrites the query, afterRetrieval filters and re-ranks the documents (chained)", () =>
     Effect.gen(function*() {
@@ -740,7 +730,7 @@ describe("transforms: memory", () => {
           probe(Memory.load("user-1", "euro"), outcomes),
           Hook.make({
             name: "normalize",
-            beforeMemoryLoad: (_c, query) => Effect.succeed(query.replace("euro", "EUR"))
+            beforeMemoryLoad: (_c, query) => Effect.succeed({ ...query, query: query.query.replace("euro", "EUR") })
           }),
           Hook.make({
             name: "no-private",
@@ -791,7 +781,7 @@ describe("transforms: memory", () => {
       completed(yield* agent.pipeline.process({ request: "hi", requestId: "t-mem-store" }))
       expect(outcomes).toEqual([Either.right("mem-1")])
       expect(ids).toEqual(["mem-1"])
-      expect(yield* agent.memory.load("user-1", "", 10)).toEqual([
+      expect(yield* agent.memory.load("user-1", { query: "", limit: 10 })).toEqual([
         { id: "mem-1", content: "my ssn is [ssn]", metadata: { scrubbed: true } }
       ])
       // The snapshot is what the caller asked to store.
@@ -823,7 +813,7 @@ describe("transforms: memory", () => {
         point: "before_memory_store",
         reason: "hook_failed"
       })
-      expect(yield* agent.memory.load("user-1", "", 10)).toEqual([])
+      expect(yield* agent.memory.load("user-1", { query: "", limit: 10 })).toEqual([])
     }))
 
   it.scoped("seed 002: a failing afterMemoryStore transform aborts the call (HookFailed) after the store completed", () =>
@@ -838,7 +828,7 @@ describe("transforms: memory", () => {
       completed(yield* agent.pipeline.process({ request: "hi", requestId: "t-mem-after-fail" }))
       const [outcome] = outcomes
       expect(Either.isLeft(outcome!) && outcome.left).toMatchObject({ _tag: "HookFailed", point: "after_memory_store" })
-      expect((yield* agent.memory.load("user-1", "", 10)).map((r) => r.content)).toEqual(["note"])
+      expect((yield* agent.memory.load("user-1", { query: "", limit: 10 })).map((r) => r.content)).toEqual(["note"])
     }))
 
   it.scoped("seed 001/002: rewriting a record to store needs memory_rewrite: an undeclared scrub is refused (fail closed: nothing stored)", () =>
@@ -861,7 +851,7 @@ describe("transforms: memory", () => {
         point: "before_memory_store",
         reason: "undeclared_contribution"
       })
-      expect(yield* agent.memory.load("user-1", "", 10)).toEqual([])
+      expect(yield* agent.memory.load("user-1", { query: "", limit: 10 })).toEqual([])
     }))
 
   it.scoped("seed 001/002: every retrieval and memory rewrite needs its capability: declared none (fail open) → each rewrite refused", () =>
@@ -882,7 +872,7 @@ describe("transforms: memory", () => {
           ),
           Hook.make({ name: "q", ...none, beforeRetrieval: () => Effect.succeed("weather") }),
           Hook.make({ name: "docs", ...none, afterRetrieval: () => Effect.succeed([]) }),
-          Hook.make({ name: "mq", ...none, beforeMemoryLoad: () => Effect.succeed("nothing") }),
+          Hook.make({ name: "mq", ...none, beforeMemoryLoad: (_c, q) => Effect.succeed({ ...q, query: "nothing" }) }),
           Hook.make({ name: "mrecords", ...none, afterMemoryLoad: () => Effect.succeed([]) }),
           Hook.make({ name: "mstore", ...none, beforeMemoryStore: () => Effect.succeed({ content: "[x]" }) })
         ]
@@ -922,7 +912,11 @@ describe("transforms: memory", () => {
       const agent = yield* makeSeamAgent({
         hooks: [
           probe(Memory.load("user-1", "anything"), outcomes),
-          Hook.make({ name: "all", capabilities: ["query_rewrite"], beforeMemoryLoad: () => Effect.succeed("") })
+          Hook.make({
+            name: "all",
+            capabilities: ["query_rewrite"],
+            beforeMemoryLoad: (_c, q) => Effect.succeed({ ...q, query: "" })
+          })
         ]
       })
       yield* agent.memory.store("user-1", { content: "prefers EUR" })

@@ -18,7 +18,15 @@
  */
 import { Data, Effect } from "effect"
 import type { Json, JsonObject } from "../../domain/Json.js"
-import type { Call, Document, GuardableOperation, MemoryRecord, Operation, Result } from "../../domain/Operation.js"
+import type {
+  Call,
+  Document,
+  GuardableOperation,
+  MemoryQuery,
+  MemoryRecord,
+  Operation,
+  Result
+} from "../../domain/Operation.js"
 
 /**
  * Called with the result when the observed run ends.
@@ -78,7 +86,7 @@ export interface TransformValues {
   readonly after_tool: ToolOutcome
   readonly before_retrieval: string
   readonly after_retrieval: ReadonlyArray<Document>
-  readonly before_memory_load: string
+  readonly before_memory_load: MemoryQuery
   readonly after_memory_load: ReadonlyArray<MemoryRecord>
   readonly before_memory_store: MemoryRecord
   readonly after_memory_store: string
@@ -96,7 +104,7 @@ export interface Transformed {
   readonly inference: { readonly input: string; readonly output: string }
   readonly tool_call: { readonly input: JsonObject; readonly output: ToolOutcome }
   readonly retrieval: { readonly input: string; readonly output: ReadonlyArray<Document> }
-  readonly memory_load: { readonly input: string; readonly output: ReadonlyArray<MemoryRecord> }
+  readonly memory_load: { readonly input: MemoryQuery; readonly output: ReadonlyArray<MemoryRecord> }
   readonly memory_store: { readonly input: MemoryRecord; readonly output: string }
 }
 
@@ -138,7 +146,7 @@ export interface OperationHandlers<R = never> {
   readonly after_tool?: Transform<"tool_call", ToolOutcome, R> | undefined
   readonly before_retrieval?: Transform<"retrieval", string, R> | undefined
   readonly after_retrieval?: Transform<"retrieval", ReadonlyArray<Document>, R> | undefined
-  readonly before_memory_load?: Transform<"memory_load", string, R> | undefined
+  readonly before_memory_load?: Transform<"memory_load", MemoryQuery, R> | undefined
   readonly after_memory_load?: Transform<"memory_load", ReadonlyArray<MemoryRecord>, R> | undefined
   readonly before_memory_store?: Transform<"memory_store", MemoryRecord, R> | undefined
   readonly after_memory_store?: Transform<"memory_store", string, R> | undefined

@@ -7,6 +7,7 @@ import type { TransformPoint } from "../../domain/HookPoint.js"
 import { type Operation, operations, type Payloads } from "../../domain/Operation.js"
 import type { Transformed, TransformedOperation } from "./operationHooks.js"
 import { disabled } from "./requestRecorder.js"
+import { memoryQueryOf, memoryRecordOf } from "./transformValues.js"
 
 /** Each transformed operation's transform points, and where its input is in its payload. */
 export const transformsOf: {
@@ -19,8 +20,13 @@ export const transformsOf: {
   inference: { before: "before_inference", after: "after_inference", input: (payload) => payload.prompt },
   tool_call: { before: "before_tool", after: "after_tool", input: (payload) => payload.parameters },
   retrieval: { before: "before_retrieval", after: "after_retrieval", input: (payload) => payload.query },
-  memory_load: { before: "before_memory_load", after: "after_memory_load", input: (payload) => payload.query },
-  memory_store: { before: "before_memory_store", after: "after_memory_store", input: (payload) => payload.record }
+  // The memory input is the payload's query (or record) as plain data: what a transform returns unchanged compares equal.
+  memory_load: { before: "before_memory_load", after: "after_memory_load", input: memoryQueryOf },
+  memory_store: {
+    before: "before_memory_store",
+    after: "after_memory_store",
+    input: (payload) => memoryRecordOf(payload.record)
+  }
 }
 
 /** The transform points of `operation`, and where its input is in a payload (none: it has no transforms). */

@@ -8,6 +8,7 @@
 import type { HookDecision } from "../../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import * as Json from "../../domain/Json.js"
+import type { MemoryQuery, MemoryRecord } from "../../domain/Operation.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
 import { allows, rewriteCapability } from "../Capability.js"
 import type { Participant } from "../Subscription.js"
@@ -20,9 +21,10 @@ export const validValue = (point: TransformPoint, value: unknown): string | unde
     case "before_inference":
     case "after_inference":
     case "before_retrieval":
-    case "before_memory_load":
     case "after_memory_store":
       return typeof value === "string" ? undefined : `${point} must return a string`
+    case "before_memory_load":
+      return invalidMemoryQuery(value)
     case "before_tool":
       return typeof value === "object" && value !== null && !Array.isArray(value) && Json.isJson(value)
         ? undefined
@@ -45,9 +47,88 @@ export const validValue = (point: TransformPoint, value: unknown): string | unde
         ? undefined
         : "after_memory_load must return memory records ({ content })"
     case "before_memory_store":
-      return typeof value === "object" && value !== null && typeof (value as { content?: unknown }).content === "string"
-        ? undefined
-        : "before_memory_store must return a memory record ({ content })"
+      return invalidMemoryRecord(value)
+  }
+}
+
+/** The bounds of a memory query a `before_memory_load` transform returns. */
+const queryBounds = { maxLimit: 1000, maxKinds: 32, maxKindLength: 64 } as const
+/** The longest id a `before_memory_store` transform may store a record under. */
+const maxRecordIdLength = 256
+
+const invalidMemoryQuery = (value: unknown): string | undefined => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return "before_memory_load must return a memory query ({ query, limit, minScore?, kinds? })"
+  }
+  const { kinds, limit, minScore, query } = value as Partial<Record<keyof MemoryQuery, unknown>>
+  if (typeof query !== "string") return "before_memory_load must return a query string"
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > queryBounds.maxLimit) {
+    return `before_memory_load must return an integer limit from 1 to ${queryBounds.maxLimit}`
+  }
+  if (minScore !== undefined && (typeof minScore !== "number" || !(minScore >= -1 && minScore <= 1))) {
+    return "before_memory_load must return a minScore from -1 to 1"
+  }
+  if (
+    kinds !== undefined &&
+    (!Array.isArray(kinds) || kinds.length > queryBounds.maxKinds ||
+      !kinds.every((k) => typeof k === "string" && k.length > 0 && k.length <= queryBounds.maxKindLength))
+  ) {
+    return `before_memory_load must return kinds as at most ${queryBounds.maxKinds} non-empty strings of at most ${queryBounds.maxKindLength} characters`
+  }
+  return undefined
+}
+
+const invalidMemoryRecord = (value: unknown): string | undefined => {
+  if (typeof value !== "object" || value === null || typeof (value as { content?: unknown }).content !== "string") {
+    return "before_memory_store must return a memory record ({ content })"
+  }
+  const { id } = value as { readonly id?: unknown }
+  return id === undefined || (typeof id === "string" && id.length > 0 && id.length <= maxRecordIdLength)
+    ? undefined
+    : `before_memory_store must return a record id of 1 to ${maxRecordIdLength} characters (or none)`
+}
+
+/**
+ * A memory query as plain data: its own copy, each member read once,
+ * without absent members (so an unchanged query compares equal to its
+ * input).
+ */
+export const memoryQueryOf = (value: MemoryQuery): MemoryQuery => {
+  const { kinds, limit, minScore, query } = value
+  return {
+    query,
+    limit,
+    ...(minScore === undefined ? {} : { minScore }),
+    // A non-array stays as it is, for the shape check to refuse.
+    ...(kinds === undefined ? {} : { kinds: Array.isArray(kinds) ? Array.from(kinds) : kinds })
+  }
+}
+
+/** A memory record as plain data: each member read once, without absent members (its metadata as given). */
+export const memoryRecordOf = (value: MemoryRecord): MemoryRecord => {
+  const { content, id, metadata } = value
+  return {
+    ...(id === undefined ? {} : { id }),
+    content,
+    ...(metadata === undefined ? {} : { metadata })
+  }
+}
+
+/**
+ * What a transform returned, read once where the point's value is an
+ * object the operation carries on member by member (a memory query or
+ * record): checked and used as that copy, so a Proxy or getter cannot
+ * answer one way to the check and another way to the store.
+ */
+const readOnce = (point: TransformPoint, value: unknown): unknown => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value
+  switch (point) {
+    case "before_memory_load":
+      return memoryQueryOf(value as MemoryQuery)
+    case "before_memory_store":
+      return memoryRecordOf(value as MemoryRecord)
+    default:
+      return value
   }
 }
 
@@ -111,7 +192,8 @@ const judgeValue = <P extends TransformPoint>(
   input: TransformValues[P],
   value: unknown
 ): Judged<TransformValues[P]> => {
-  const invalid = validValue(point, value)
+  const read = readOnce(point, value)
+  const invalid = validValue(point, read)
   if (invalid !== undefined) {
     // Tool arguments or output of the right shape holding something that is
     // not data (a BigInt, a cycle…): refused as an invalid result.
@@ -121,7 +203,7 @@ const judgeValue = <P extends TransformPoint>(
       : { _tag: "Refused", error: invalid, why: "wrong_shape", reason: "hook_error" }
   }
   // validValue checked the point's shape.
-  const next = value as TransformValues[P]
+  const next = read as TransformValues[P]
   const changed = !sameValue(next, input)
   const capability = rewriteCapability[point]
   if (changed && capability !== undefined && !allows(participant.grant, capability)) {

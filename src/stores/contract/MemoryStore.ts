@@ -6,7 +6,7 @@
  * without an import cycle.
  */
 import { Context, type Effect, Schema } from "effect"
-import type { MemoryRecord } from "../../domain/Operation.js"
+import type { MemoryQuery, MemoryRecord } from "../../domain/Operation.js"
 
 /**
  * The memory store failed.
@@ -17,7 +17,7 @@ import type { MemoryRecord } from "../../domain/Operation.js"
  * import { MemoryStore } from "effect-agent-pipeline"
  *
  * const recall = (scope: string, query: string) =>
- *   Effect.flatMap(MemoryStore.MemoryStore, (store) => store.load(scope, query, 5)).pipe(
+ *   Effect.flatMap(MemoryStore.MemoryStore, (store) => store.load(scope, { query, limit: 5 })).pipe(
  *     Effect.catchTag("MemoryStoreError", () => Effect.succeed([]))
  *   )
  * ```
@@ -57,7 +57,7 @@ export interface StoredRecord extends MemoryRecord {
  * const program = Effect.gen(function*() {
  *   const store = yield* MemoryStore.MemoryStore
  *   yield* store.store("user:42", { content: "prefers EUR" })
- *   return yield* store.load("user:42", "eur", 5) // [{ id: "mem-1", content: "prefers EUR" }]
+ *   return yield* store.load("user:42", { query: "eur", limit: 5 }) // [{ id: "mem-1", content: "prefers EUR" }]
  * }).pipe(Effect.provide(MemoryStore.layerMemory))
  * ```
  *
@@ -80,13 +80,19 @@ export declare namespace MemoryStore {
    * @category services
    */
   export interface Service {
-    /** At most `limit` records of `scope` that match `query` (all words), newest first; an empty query matches all. */
-    readonly load: (
-      scope: string,
-      query: string,
-      limit: number
-    ) => Effect.Effect<ReadonlyArray<StoredRecord>, MemoryStoreError>
-    /** Stores a record in `scope`; returns its id. */
+    /**
+     * At most `query.limit` records of `scope` that match `query.query`
+     * (an empty query matches all). With `kinds`, only records whose
+     * `metadata.kind` is one of them (an empty list matches none); with
+     * `minScore`, only records the backend scores at least that (each
+     * backend documents its score and order).
+     */
+    readonly load: (scope: string, query: MemoryQuery) => Effect.Effect<ReadonlyArray<StoredRecord>, MemoryStoreError>
+    /**
+     * Stores a record in `scope`; returns its id: `record.id` when given
+     * (replacing the record stored under that id in `scope`), else one the
+     * store assigns.
+     */
     readonly store: (scope: string, record: MemoryRecord) => Effect.Effect<string, MemoryStoreError>
   }
 }

@@ -31,6 +31,7 @@ import {
   topK
 } from "../internal/vectorInput.js"
 import { resolveMode } from "./internal/vectorMode.js"
+import { mapForScans } from "./internal/vectorReads.js"
 import type { Tables } from "./migrations.js"
 
 type Operation = VectorStoreError["operation"]
@@ -128,7 +129,8 @@ export const make = (
     const sql = yield* SqlClient
     const table = sql(tables.vectors)
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
-    const mode = yield* Effect.cached(resolveMode(sql, options.search ?? "auto"))
+    // The file is mapped with the first use of the ranking, as the extension is loaded.
+    const mode = yield* Effect.cached(Effect.zipLeft(resolveMode(sql, options.search ?? "auto"), mapForScans(sql)))
 
     const pgArray = (vector: Float32Array) => `{${vector.join(",")}}`
     const blob = (vector: Float32Array) => new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength)
@@ -182,11 +184,17 @@ export const make = (
       return rows[0] === undefined ? Option.none() : Option.some(yield* itemOf("get")(rows[0]))
     })
 
+    const unflattened = sql.onDialectOrElse({ sqlite: () => sql.literal(" LIMIT -1"), orElse: () => sql.literal("") })
+
     /**
      * Ranking in SQL: the best `limit` ids by `score`, then their rows — one
      * statement. The score sits in a CASE on the dimensions: a planner may
      * push `score >= min` ahead of `dims = …`, and pgvector and sqlite-vec
      * raise an error on vectors of other dimensions rather than skip them.
+     * On SQLite the scored subquery carries `LIMIT -1` (no limit): SQLite
+     * would otherwise flatten it into the outer query and compute the
+     * distance once for `score >= min` and again for the sort — a third of
+     * a search's time on a large partition.
      */
     const rankInSql = (
       candidates: ReturnType<typeof live>,
@@ -201,7 +209,7 @@ export const make = (
             SELECT item_id, created_at,
               CASE WHEN dims = ${dims} AND norm > 0 THEN ${score} END AS score
             FROM ${table}
-            WHERE ${candidates} AND dims = ${dims} AND norm > 0
+            WHERE ${candidates} AND dims = ${dims} AND norm > 0${unflattened}
           ) s WHERE score >= ${minScore}
           ORDER BY score DESC, created_at DESC, item_id ASC LIMIT ${limit}
         ) r JOIN ${table} v ON v.collection = ${collection} AND v.item_id = r.item_id
