@@ -48,6 +48,7 @@ export * as HookEffects from "./runtime/HookEffects.js"
 export * as Operations from "./runtime/Operations.js"
 export * as PipelineMetrics from "./runtime/PipelineMetrics.js"
 export * as Policy from "./runtime/Policy.js"
+export * as Redaction from "./runtime/Redaction.js"
 export * as RequestScope from "./runtime/RequestScope.js"
 export * as Subscription from "./runtime/Subscription.js"
 
