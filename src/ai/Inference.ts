@@ -11,7 +11,13 @@
  *   before the plan is decoded from it, for a streamed synthesis once the
  *   stream ended (tokens already sent stay sent; the rewritten text becomes
  *   the draft);
- * - guards wrap the call (on a stream: the decision to start it).
+ * - guards wrap the call (on a stream: the decision to start it);
+ * - a `before_inference` transform may serve the response itself
+ *   (`Hook.respond`, an LLM response cache): the model is not called and
+ *   no `ModelCall` is recorded; the `after_inference` transforms run on the
+ *   served text, planning decodes the plan from it (a served text that is
+ *   not a plan is not re-asked), and a streamed synthesis emits it as one
+ *   delta.
  *
  * Behind the seam each call is bounded and retried by the `ModelPolicy`
  * (timeout per attempt, transient failures retried with backoff, the
@@ -292,7 +298,12 @@ export const makeWith = (
             Effect.map(Effect.suspend(() => after(parts.join(""))), (text): StreamPart => ({ _tag: "Done", text }))
           )
         )
-      })
+      }, (text, after) =>
+        // A served response: one delta, then the text the after transforms made of it.
+        Stream.concat(
+          Stream.succeed<StreamPart>({ _tag: "Delta", text }),
+          Stream.fromEffect(Effect.map(after(text), (done): StreamPart => ({ _tag: "Done", text: done })))
+        ))
 
     return { plan, complete, stream }
   })

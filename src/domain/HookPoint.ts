@@ -1,8 +1,9 @@
 /**
  * Where a hook subscribes (seed 001 "phases", seed 002 hook points, seed
  * 003 operations): the four pipeline stages of seed 000, an Around observer
- * or a guard on an operation, or a before/after transform of an operation's
- * input or output. A point's name is what records and span names carry
+ * or a guard on an operation, a before/after transform of an operation's
+ * input or output, or `on_error` (seed 004: every operation run that ends
+ * `failed` or `denied`). A point's name is what records and span names carry
  * (`pipeline.hook.<point>.<hook>`).
  *
  * @since 0.1.0
@@ -73,8 +74,24 @@ export type AroundPoint = `around_${Operation}`
 export type GuardPoint = `guard_${GuardableOperation}`
 
 /**
+ * The point that sees every operation run that ends `failed` or `denied`,
+ * with its cause (seed 004 "OnError"): observe-only.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const OnErrorPoint = Schema.Literal("on_error")
+/**
+ * The {@link OnErrorPoint} literal.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OnErrorPoint = typeof OnErrorPoint.Type
+
+/**
  * Every point a hook can subscribe to: a stage, an Around or guard point of
- * an operation, or a transform point.
+ * an operation, a transform point, or `on_error`.
  *
  * @example
  * ```ts
@@ -91,7 +108,8 @@ export const HookPoint = Schema.Literal(
   ...Stage.literals,
   ...OperationSchema.literals.map((op): AroundPoint => `around_${op}`),
   ...GuardableSchema.literals.map((op): GuardPoint => `guard_${op}`),
-  ...TransformPoint.literals
+  ...TransformPoint.literals,
+  ...OnErrorPoint.literals
 )
 /**
  * One of the {@link HookPoint} literals.
@@ -99,7 +117,7 @@ export const HookPoint = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type HookPoint = Stage | AroundPoint | GuardPoint | TransformPoint
+export type HookPoint = Stage | AroundPoint | GuardPoint | TransformPoint | OnErrorPoint
 
 /**
  * The operation a transform point belongs to.
@@ -126,4 +144,5 @@ export const transformOperation: Readonly<Record<TransformPoint, Operation>> = {
  * @since 0.1.0
  * @category guards
  */
-export const isObserveOnly = (point: HookPoint): boolean => point === "after_execution" || point.startsWith("around_")
+export const isObserveOnly = (point: HookPoint): boolean =>
+  point === "after_execution" || point === "on_error" || point.startsWith("around_")

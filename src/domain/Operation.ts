@@ -269,3 +269,43 @@ export interface Result {
   readonly endedAt: number
   readonly error?: unknown
 }
+
+/**
+ * What a hook run knows about the run it is part of (seed 002 "RunMeta"),
+ * handed to every operation hook's call as its last argument: read-only
+ * (frozen) and shared between the runs that have the same values.
+ *
+ * - `runId` — the request's id (`coordinates.requestId`)
+ * - `iteration` — the zero-based round of the model loop: a run inside
+ *   planning phase `n` (its planning call, its tool calls, what they start)
+ *   is round `n - 1`; a run outside any phase is the round after the
+ *   phases begun before it — `0` before the first phase, `k` for the
+ *   synthesis call after `k` phases
+ * - `group` — the name of the running hook's group (`HookGroup.make`), or
+ *   `undefined`
+ * - `servedBy` — on the `after_inference` transforms of a response a
+ *   `before_inference` transform served (`Hook.respond`): that hook's name
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook } from "effect-agent-pipeline"
+ *
+ * const rounds = Hook.make({
+ *   name: "rounds",
+ *   around: {
+ *     inference: (call, meta) =>
+ *       Effect.log(`${meta.runId}: ${call.payload.purpose} in round ${meta.iteration}`)
+ *   }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunMeta {
+  readonly runId: string
+  readonly iteration: number
+  readonly group: string | undefined
+  readonly servedBy?: string | undefined
+}

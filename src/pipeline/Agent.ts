@@ -4,12 +4,14 @@
  * provides the `Pipeline` and the stores its evidence lives in. Each part is
  * named, so a part cannot be swapped by providing a Layer from outside and
  * silently be ignored. `layerOffline` and `layerTest` are presets over
- * {@link layer}.
+ * {@link layer}. With `registry: true` the agent also provides a
+ * `HookRegistry`: handlers registered by point while it runs, from the next
+ * request on.
  *
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { type ConfigError, Context, Effect, Either, Layer, type Scope } from "effect"
+import { type ConfigError, Effect, Either, Layer, type Scope } from "effect"
 import * as Inference from "../ai/Inference.js"
 import * as ModelConfig from "../ai/ModelConfig.js"
 import * as ModelPolicy from "../ai/ModelPolicy.js"
@@ -22,15 +24,14 @@ import * as CheckpointStore from "../stores/CheckpointStore.js"
 import * as ExecutionStore from "../stores/ExecutionStore.js"
 import * as StoreConfig from "../stores/StoreConfig.js"
 import type { AgentConfig } from "./AgentConfig.js"
-import { ApprovalPolicy } from "./Approval.js"
-import { ConversationHistoryPreparer } from "./ConversationHistory.js"
+import * as Guardrails from "./Guardrails.js"
 import type * as Hook from "./Hook.js"
+import type { RegistryConfig, RegistryServices } from "./HookRegistry.js"
+import { guardrailLayer, optionalServices } from "./internal/agentParts.js"
+import * as HookRegistryService from "./internal/hookRegistryService.js"
 import * as PipelineHooks from "./internal/pipelineHooks.js"
 import { layer as pipelineLayer, Pipeline } from "./Pipeline.js"
 import * as Options from "./PipelineOptions.js"
-import { PromptBuilder } from "./PromptBuilder.js"
-import { PromptValuePreparer } from "./PromptPreparation.js"
-import { Gate } from "./ShortCircuit.js"
 import * as TestAgentModule from "./TestAgent.js"
 
 /**
@@ -49,23 +50,6 @@ export type { AgentConfig } from "./AgentConfig.js"
  * @category models
  */
 export type Services = Pipeline | ExecutionStore.ExecutionStore | CheckpointStore.CheckpointStore
-
-const optionalServices = (
-  config: Pick<
-    AgentConfig<unknown, unknown, never, unknown, unknown, never, unknown, unknown, unknown, unknown, unknown, unknown>,
-    "approval" | "gate" | "promptBuilder" | "conversationHistory" | "promptValues"
-  >
-) => {
-  let services = Context.empty()
-  if (config.approval !== undefined) services = Context.add(services, ApprovalPolicy, config.approval)
-  if (config.gate !== undefined) services = Context.add(services, Gate, config.gate)
-  if (config.promptBuilder !== undefined) services = Context.add(services, PromptBuilder, config.promptBuilder)
-  if (config.conversationHistory !== undefined) {
-    services = Context.add(services, ConversationHistoryPreparer, config.conversationHistory)
-  }
-  if (config.promptValues !== undefined) services = Context.add(services, PromptValuePreparer, config.promptValues)
-  return services
-}
 
 /**
  * Assembles an agent from its parts.
@@ -98,11 +82,12 @@ export const layer = <
   EC = never,
   RC = never,
   EK = never,
-  RK = never
+  RK = never,
+  G extends boolean = false
 >(
-  config: AgentConfig<EM, RM, H, EH, RB, T, ES, RS, EC, RC, EK, RK>
+  config: AgentConfig<EM, RM, H, EH, RB, T, ES, RS, EC, RC, EK, RK> & RegistryConfig<G>
 ): Layer.Layer<
-  Services,
+  Services | RegistryServices<G>,
   AgentConfigError | EM | EH | ES | EC | EK,
   RM | Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
 > => {
@@ -114,7 +99,45 @@ export const layer = <
     : { ...config.background }
   // A list of different hooks has the union of their requirements.
   type Hooks = ReadonlyArray<Hook.Hook<Hook.Requirements<H>>>
-  const hooks = config.hooks === undefined
+  const policy = Either.isRight(options) ? Options.modelPolicy(options.right) : ModelPolicy.defaults
+  const fallback = config.fallbackModel === undefined ? Layer.empty : Inference.layerFallback(config.fallbackModel)
+  // The redaction guardrail, when configured: the service the pipeline
+  // enforces (streams, errors, records) and its hook, last in the list.
+  // One Layer value, so it is built once for both.
+  const guardrail = config.redaction === undefined ? undefined : guardrailLayer(config.redaction)
+  const hookList: Effect.Effect<Hooks, EH, RB> = config.hooks === undefined
+    ? Effect.succeed<Hooks>([])
+    : Effect.isEffect(config.hooks)
+    ? config.hooks as Effect.Effect<Hooks, EH, RB>
+    : Effect.succeed(config.hooks as Hooks)
+  const guardedList = Effect.zipWith(
+    hookList,
+    Guardrails.RedactionGuardrail,
+    (list, service): Hooks => [...list, Guardrails.redactionHook(service)]
+  )
+  const shared = Layer.mergeAll(
+    ToolRegistry.layer(config.tools as ReadonlyArray<ToolRegistry.ToolEntry<ToolRegistry.Requirements<T>>>),
+    Layer.succeedContext(optionalServices(config)),
+    config.checkpointKey ?? CheckpointKey.layerRandom,
+    guardrail ?? Layer.empty
+  )
+  const stores = Layer.merge(
+    config.executionStore ?? ExecutionStore.layerMemory(),
+    config.checkpointStore ?? CheckpointStore.layerMemory
+  )
+  if (config.registry === true) {
+    // The agent's hooks are built once; its pipeline, once per registry version.
+    const statics = guardrail === undefined
+      ? HookRegistryService.layerStatic(hookList)
+      : HookRegistryService.layerStatic(guardedList).pipe(Layer.provide(guardrail))
+    return HookRegistryService.layer({ runtimeOptions, policy, pipelineOptions: config.options }).pipe(
+      Layer.provide(Layer.mergeAll(statics, config.model, fallback, shared)),
+      Layer.provideMerge(stores)
+    )
+  }
+  const hooks = guardrail !== undefined
+    ? PipelineHooks.layerEffect(guardedList, runtimeOptions).pipe(Layer.provide(guardrail))
+    : config.hooks === undefined
     ? PipelineHooks.layer<never>([], runtimeOptions)
     : Effect.isEffect(config.hooks)
     ? PipelineHooks.layerEffect(config.hooks as Effect.Effect<Hooks, EH, RB>, runtimeOptions)
@@ -122,21 +145,14 @@ export const layer = <
   // The model is reached only through the inference seam, decorated with
   // the hooks' inference operations (the hooks Layer is built once: Layers
   // are memoized by reference).
-  const policy = Either.isRight(options) ? Options.modelPolicy(options.right) : ModelPolicy.defaults
-  const fallback = config.fallbackModel === undefined ? Layer.empty : Inference.layerFallback(config.fallbackModel)
   const inference = Inference.layerWith(policy).pipe(Layer.provide(Layer.mergeAll(config.model, hooks, fallback)))
-  const parts = Layer.mergeAll(
-    hooks,
-    inference,
-    ToolRegistry.layer(config.tools as ReadonlyArray<ToolRegistry.ToolEntry<ToolRegistry.Requirements<T>>>),
-    Layer.succeedContext(optionalServices(config)),
-    config.checkpointKey ?? CheckpointKey.layerRandom
-  )
-  const stores = Layer.merge(
-    config.executionStore ?? ExecutionStore.layerMemory(),
-    config.checkpointStore ?? CheckpointStore.layerMemory
-  )
-  return pipelineLayer(config.options).pipe(Layer.provide(parts), Layer.provideMerge(stores))
+  const parts = Layer.mergeAll(hooks, inference, shared)
+  // Without a registry there is no HookRegistry to provide: RegistryServices<G> is `never` here.
+  return pipelineLayer(config.options).pipe(Layer.provide(parts), Layer.provideMerge(stores)) as Layer.Layer<
+    Services | RegistryServices<G>,
+    AgentConfigError | EM | EH | ES | EC | EK,
+    RM | Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
+  >
 }
 
 /**
@@ -170,11 +186,12 @@ export const layerOffline = <
   EC = never,
   RC = never,
   EK = never,
-  RK = never
+  RK = never,
+  G extends boolean = false
 >(
-  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC, EK, RK>, "model">
+  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC, EK, RK>, "model"> & RegistryConfig<G>
 ): Layer.Layer<
-  Services,
+  Services | RegistryServices<G>,
   AgentConfigError | EH | ES | EC | EK,
   Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
 > => layer({ ...config, model: OfflineModel.layer })
@@ -213,16 +230,18 @@ export const layerConfig = <
   H extends Hook.Any = never,
   EH = never,
   RB = never,
-  T extends ToolRegistry.Any = never
+  T extends ToolRegistry.Any = never,
+  G extends boolean = false
 >(
   config:
     & Omit<
       AgentConfig<EM, RM, H, EH, RB, T, never, never, never, never>,
       "model" | "executionStore" | "checkpointStore" | "checkpointKey"
     >
+    & RegistryConfig<G>
     & { readonly model?: Layer.Layer<LanguageModel.LanguageModel, EM, RM> | undefined }
 ): Layer.Layer<
-  Services,
+  Services | RegistryServices<G>,
   AgentConfigError | ConfigError.ConfigError | ExecutionStore.ExecutionStoreError | EM | EH,
   RM | Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T>
 > =>
@@ -285,13 +304,14 @@ export const layerTest = <
   EC = never,
   RC = never,
   EK = never,
-  RK = never
+  RK = never,
+  G extends boolean = false
 >(
-  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC, EK, RK>, "model"> & {
+  config: Omit<AgentConfig<never, never, H, EH, RB, T, ES, RS, EC, RC, EK, RK>, "model"> & RegistryConfig<G> & {
     readonly script: ScriptedModel.Script
   }
 ): Layer.Layer<
-  Services | TestAgentModule.TestAgent,
+  Services | RegistryServices<G> | TestAgentModule.TestAgent,
   AgentConfigError | EH | ES | EC | EK,
   Hook.Requirements<H> | Exclude<RB, Scope.Scope> | ToolRegistry.Requirements<T> | RS | RC | RK
 > =>

@@ -12,6 +12,7 @@ import type * as CheckpointStore from "../stores/CheckpointStore.js"
 import type * as ExecutionStore from "../stores/ExecutionStore.js"
 import type { ApprovalPolicy } from "./Approval.js"
 import type { ConversationHistoryPreparer } from "./ConversationHistory.js"
+import type { RedactionOptions } from "./Guardrails.js"
 import type * as Hook from "./Hook.js"
 import type * as PipelineHooks from "./internal/pipelineHooks.js"
 import type { PipelineOptions } from "./Pipeline.js"
@@ -98,6 +99,14 @@ export interface AgentConfig<
    * hooks and the record keep the values as written. Default: the identity.
    */
   readonly promptValues?: PromptValuePreparer.Service | undefined
+  /**
+   * The redaction guardrail (`Guardrails`): secrets and personal data are
+   * redacted in tool output before the model sees it (`allowTools`
+   * exempt), in the response, streamed tokens and errors, and in the stored
+   * record (unless `rawEvidence`). Invalid patterns fail the Layer with
+   * `RedactionError`. Default: off.
+   */
+  readonly redaction?: RedactionOptions | undefined
   /** Pipeline options (phases, concurrency, recording, size limits). */
   readonly options?: PipelineOptions | undefined
   /**

@@ -2,14 +2,12 @@
  * A hook: a stable name, its subscription options (seed 001) and any subset
  * of its handlers — the four pipeline stages (seed 000 §2, §4), Around
  * observers and guards of operations (seed 003), before/after transforms
- * (seed 002). Partial hooks are normal. Without priorities or dependencies,
- * registration order is execution order at every point (C1).
+ * (seed 002), `onError` (seed 004). Partial hooks are normal. Registration
+ * order is execution order unless priorities or dependencies say (C1).
  *
- * Handlers receive immutable snapshots and return what they change. An
- * ordinary handler's typed failure fails open (recorded, the stage's fallback
- * continues); a defect (`Effect.die`, a thrown exception) is a panic and
- * propagates. A hook marked `required` is the single fail-closed
- * after-planning boundary.
+ * Handlers receive immutable snapshots and return what they change. A
+ * defect (`Effect.die`, a thrown exception) is a panic and propagates. A
+ * hook marked `required` is the single fail-closed after-planning boundary.
  *
  * @since 0.1.0
  */
@@ -21,7 +19,7 @@ import type { Document, MemoryQuery, MemoryRecord } from "../domain/Operation.js
 import type { EnrichmentChanges, PipelineContext } from "../domain/PipelineContext.js"
 import type { RoutingPlan, RoutingPlanInput } from "../domain/RoutingPlan.js"
 import type { Capability } from "../runtime/Capability.js"
-import type { Around, Guard, ToolOutcome, Transform } from "../runtime/internal/operationHooks.js"
+import type { Around, Guard, OnError, ToolOutcome, Transform } from "../runtime/internal/operationHooks.js"
 import type { ExecutionPolicy, FailurePolicy } from "../runtime/Policy.js"
 import type { LegacyShortCircuit, PipelineGate, ShortCircuitDecision } from "./ShortCircuit.js"
 
@@ -122,8 +120,8 @@ export interface GuardHandlers<R> {
  * open, guards and transforms fail closed) and its `capabilities` (the
  * contributions it may make; omitted: all its points allow).
  *
- * It handles any subset of the points: the four stages, Around observers
- * and guards of operations, and before/after transforms.
+ * It handles any subset of the points (stages, Around, guards, transforms,
+ * `onError`); every operation hook call gets the run's `RunMeta` last.
  *
  * @example
  * ```ts
@@ -180,6 +178,8 @@ export interface Hook<R = never> {
   readonly failure?: FailurePolicy | undefined
   /** The contributions it may make (default: every one its points allow). */
   readonly capabilities?: ReadonlyArray<Capability> | undefined
+  /** Its group (set by `HookGroup.make`): its runs' `RunMeta.group`. */
+  readonly group?: string | undefined
 
   readonly beforePlanning?:
     | ((context: PipelineContext, gate: PipelineGate) => Effect.Effect<BeforePlanningResult | void, unknown, R>)
@@ -226,6 +226,8 @@ export interface Hook<R = never> {
   readonly beforeMemoryStore?: Transform<"memory_store", MemoryRecord, R> | undefined
   /** Sees the stored record's id (audit); failing aborts by its failure policy. */
   readonly afterMemoryStore?: Transform<"memory_store", string, R> | undefined
+  /** Sees each operation run that ends `failed` or `denied`, with its `Cause`; observe-only (fails open). */
+  readonly onError?: OnError<R> | undefined
 }
 
 /**
@@ -252,19 +254,27 @@ export type Requirements<H> = H extends Hook<infer R> ? R : never
  */
 export type { Capability } from "../runtime/Capability.js"
 /**
- * Refusing an operation from a guard: `deny` fails with a `Refusal`.
+ * Refusing an operation from a guard (`deny` fails with a `Refusal`);
+ * serving a model response from a `before_inference` transform (`respond`
+ * fails with a `CachedResponse`).
  *
  * @since 0.1.0
  * @category errors
  */
-export { deny, Refusal } from "../runtime/internal/operationHooks.js"
+export { CachedResponse, deny, Refusal, respond } from "../runtime/internal/operationHooks.js"
 /**
- * The callback an Around observer finishes with, and a tool call's result as `after_tool` transforms see it.
+ * An Around observer's finish callback, an `onError` handler, a tool result as `after_tool` sees it.
+ * @since 0.1.0
+ * @category models
+ */
+export type { Finish, OnError, ToolOutcome } from "../runtime/internal/operationHooks.js"
+/**
+ * What every operation hook call gets last (see `Operation.RunMeta`).
  *
  * @since 0.1.0
  * @category models
  */
-export type { Finish, ToolOutcome } from "../runtime/internal/operationHooks.js"
+export type { RunMeta } from "../domain/Operation.js"
 /**
  * The execution policies of a hook run (see the `Policy` module).
  *
@@ -327,10 +337,9 @@ export const required = <R = never>(
 ): Hook<R> => ({ ...hook, required: true })
 
 /**
- * What every stage runner receives about the request. The stage's hook runs
- * are recorded on the request the fiber works for (`Operations.currentRequest`,
- * which the pipeline sets around a request), not on an argument: a stage run
- * outside any request records nothing.
+ * What every stage runner receives about the request. Its hook runs are
+ * recorded on the request the fiber works for (`Operations.currentRequest`):
+ * a stage run outside any request records nothing.
  *
  * @since 0.1.0
  * @category models

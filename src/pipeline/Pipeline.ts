@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Option, type Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { Inference } from "../ai/Inference.js"
 import { ToolRegistry } from "../ai/ToolRegistry.js"
 import type { AgentResponse, Completed, PipelineResult, StreamEvent, Suspended } from "../domain/AgentResponse.js"
@@ -31,9 +31,12 @@ import { AfterSynthesis } from "./AfterSynthesis.js"
 import { type ApprovalDecision, ApprovalPolicy, type ResumeOptions } from "./Approval.js"
 import { BeforePlanning } from "./BeforePlanning.js"
 import * as ConversationHistory from "./ConversationHistory.js"
+import { RedactionGuardrail } from "./Guardrails.js"
 import { makeBufferedRequest } from "./internal/bufferedRequest.js"
 import { makePhaseLoop } from "./internal/phaseLoop.js"
 import { activePreparer } from "./internal/promptValues.js"
+import { redactingStore } from "./internal/redactingStore.js"
+import { redactError, textRedaction } from "./internal/redactValues.js"
 import { makeBegin, newId } from "./internal/requestRecord.js"
 import { makeRequestStages } from "./internal/requestStages.js"
 import { makeResumeRequest } from "./internal/resumeRequest.js"
@@ -133,7 +136,14 @@ export const make = (options?: PipelineOptions) =>
     const inference = yield* Inference
     const { operations } = yield* HookRuntime
     const tools = yield* ToolRegistry
-    const store = yield* ExecutionStore
+    // The redaction guardrail, when installed: what leaves the pipeline —
+    // responses, tokens, errors — is redacted, and so is what it stores
+    // unless the operator keeps raw evidence.
+    const guardrail = Option.getOrUndefined(yield* Effect.serviceOption(RedactionGuardrail))
+    const redact = guardrail === undefined ? undefined : textRedaction(guardrail.redactor)
+    const store = guardrail === undefined || guardrail.rawEvidence
+      ? yield* ExecutionStore
+      : redactingStore(yield* ExecutionStore, guardrail.redactor)
     const checkpoints = yield* CheckpointStore
     const approval = yield* Effect.serviceOption(ApprovalPolicy)
     // Without a key (a pipeline built by hand), a fresh one: its checkpoints
@@ -182,10 +192,18 @@ export const make = (options?: PipelineOptions) =>
       promptValues,
       runPhases,
       operations,
-      tools
+      tools,
+      redact
     })
     const { buffered, process } = makeBufferedRequest({ begin, inference, stages, operations })
-    const stream = makeStreamRequest({ begin, inference, operations, stages, chunkBytes })
+    const stream = makeStreamRequest({
+      begin,
+      inference,
+      operations,
+      stages,
+      chunkBytes,
+      streamGuard: guardrail?.streamGuard
+    })
     const resume = makeResumeRequest({
       maxRecordBytes: resolved.maxRecordBytes,
       recording,
@@ -208,10 +226,20 @@ export const make = (options?: PipelineOptions) =>
       executePhase,
       synthesisPrompt: stages.synthesisPrompt,
       hookScope: stages.hookScope,
-      promptValues
+      promptValues,
+      redact
     })
 
-    return { process, stream, resume, executePlanWithSynthesis } satisfies Pipeline.Service
+    const service: Pipeline.Service = { process, stream, resume, executePlanWithSynthesis }
+    if (redact === undefined) return service
+    // Errors hand the caller texts too (a rejected plan's model output).
+    const redacted = <E>(error: E) => redactError(error, redact)
+    return {
+      process: (input) => Effect.mapError(process(input), redacted),
+      stream: (input) => Stream.mapError(stream(input), redacted),
+      resume: (checkpointId, decision, options) => Effect.mapError(resume(checkpointId, decision, options), redacted),
+      executePlanWithSynthesis: (input, plan) => Effect.mapError(executePlanWithSynthesis(input, plan), redacted)
+    } satisfies Pipeline.Service
   })
 
 /**

@@ -19,6 +19,7 @@
  * | `query_rewrite` | rewrites a retrieval query, or a memory query (its text, limit, minimum score or kinds) | before_retrieval, before_memory_load |
  * | `documents_rewrite` | filters or re-ranks retrieved documents | after_retrieval |
  * | `memory_rewrite` | rewrites loaded memory, or a record to store (its id included) | after_memory_load, before_memory_store |
+ * | `inference_cache` | serves a model response without calling the model (`Hook.respond`) | before_inference |
  * | `deny` | refuses an operation | guard_* |
  *
  * @since 0.1.0
@@ -45,6 +46,7 @@ export const Capability = Schema.Literal(
   "query_rewrite",
   "documents_rewrite",
   "memory_rewrite",
+  "inference_cache",
   "deny"
 )
 /**

@@ -4,7 +4,9 @@
  * finish in reverse order after it with the outcome (`completed`, `denied`,
  * `failed`, `canceled`); guards wrap it, the first-ordered outermost; before
  * and after transforms chain its input and output inside the guarded
- * effect, so a retry repeats them.
+ * effect, so a retry repeats them; `on_error` hooks see each run that ends
+ * `failed` or `denied`, after its observers. Every hook call gets the
+ * run's `RunMeta` last.
  *
  * A guard's ending decides the run:
  * - it succeeds → the operation's value;
@@ -26,24 +28,17 @@
  *
  * @since 0.1.0
  */
-import { Effect, FiberRef, type Scope, type Stream } from "effect"
-import type { RuntimeFiber } from "effect/Fiber"
-import { TransformPoint } from "../domain/HookPoint.js"
+import { type Effect, FiberRef, type Scope, type Stream } from "effect"
+import type { TransformPoint } from "../domain/HookPoint.js"
 import type { Call, CallRef, Operation } from "../domain/Operation.js"
-import { operations } from "../domain/Operation.js"
 import type { HookDenied, HookFailed } from "../domain/PipelineError.js"
 import { defaultLimit, type RunLimit } from "./internal/bounded.js"
-import * as Calls from "./internal/calls.js"
-import { makeGuarded } from "./internal/guards.js"
+import type * as Calls from "./internal/calls.js"
+import * as Engine from "./internal/engine.js"
 import type { Detach } from "./internal/invoke.js"
-import { makeObserve, makeObserveRun } from "./internal/observers.js"
-import type { Transformed, TransformedOperation, TransformValues } from "./internal/operationHooks.js"
-import type { AnyAround, AnyGuard, AnyTransform } from "./internal/participants.js"
+import type { Transformed, TransformedOperation } from "./internal/operationHooks.js"
+import type { AnyAround, AnyGuard, AnyOnError, AnyTransform } from "./internal/participants.js"
 import type { RequestRecorder } from "./internal/requestRecorder.js"
-import * as Policy from "./internal/runPolicy.js"
-import * as Streams from "./internal/streams.js"
-import { clockOf } from "./internal/timing.js"
-import { makeTransform } from "./internal/transforms.js"
 import type { Participant } from "./Subscription.js"
 
 /**
@@ -146,7 +141,9 @@ export interface WithOperation {
  * stopped pulling before its end); guards wrap the decision to start it (a
  * stream cannot be retried once it began); then the before transforms
  * rewrite the input, and the body calls `after` with its whole output once
- * it has it.
+ * it has it. When a `before_inference` transform served the response
+ * (`Hook.respond`), `served` makes the stream of it instead of the body
+ * (without `served`, the run fails with `HookFailed`).
  *
  * @since 0.1.0
  * @category models
@@ -154,6 +151,10 @@ export interface WithOperation {
 export type WithOperationStream = <Op extends TransformedOperation>(options: RunOptions<Op>) => <B, E>(
   body: (
     input: Transformed[Op]["input"],
+    after: (output: Transformed[Op]["output"]) => Effect.Effect<Transformed[Op]["output"], HookFailed>
+  ) => Stream.Stream<B, E>,
+  served?: (
+    output: Transformed[Op]["output"],
     after: (output: Transformed[Op]["output"]) => Effect.Effect<Transformed[Op]["output"], HookFailed>
   ) => Stream.Stream<B, E>
 ) => Stream.Stream<B, E | HookDenied | HookFailed>
@@ -213,6 +214,8 @@ export interface OperationParticipants {
   /** Empty for an operation guards cannot target. */
   readonly guard: (operation: Operation) => ReadonlyArray<Participant<AnyGuard>>
   readonly transform: (point: TransformPoint) => ReadonlyArray<Participant<AnyTransform>>
+  /** The `on_error` hooks (omitted: none). */
+  readonly onError?: (() => ReadonlyArray<Participant<AnyOnError>>) | undefined
 }
 
 // The handler shapes the engine holds, their operation erased: defined in
@@ -233,14 +236,13 @@ export type {
    * @since 0.1.0
    * @category models
    */
+  AnyOnError,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
   AnyTransform
 } from "./internal/participants.js"
-
-/** Where a run on `fiber` is recorded. */
-const recorderOf = (operation: Operation, fiber: RuntimeFiber<unknown, unknown>): RequestRecorder =>
-  Policy.unrecorded.has(operation)
-    ? Policy.noRecorder
-    : fiber.getFiberRef(currentRequest)?.recorder ?? Policy.noRecorder
 
 /**
  * Builds the runtime over the registry's operation participants.
@@ -253,94 +255,7 @@ export const make = (
   detach: Detach,
   limit: RunLimit = defaultLimit
 ): Operations => {
-  // Which operations and transform points any hook takes part in: computed
-  // once, so an operation nobody hooks runs its body directly.
-  const observed = new Set<Operation>()
-  for (const operation of operations) {
-    if (participants.around(operation).length > 0 || participants.guard(operation).length > 0) observed.add(operation)
-  }
-  const transformed = new Set<TransformPoint>()
-  for (const point of TransformPoint.literals) {
-    if (participants.transform(point).length > 0) transformed.add(point)
-  }
-  for (const [operation, points] of Object.entries(Policy.transformsOf)) {
-    if (transformed.has(points.before) || transformed.has(points.after)) observed.add(operation as Operation)
-  }
-  const active = observed.size > 0
-  const snapshotted = new Set<Operation>()
-  for (const operation of operations) {
-    const children = Policy.childrenOf[operation] ?? []
-    if (observed.has(operation) || children.some((child) => observed.has(child))) snapshotted.add(operation)
-  }
-
-  // Each part of the engine is built once, here: a run only looks up its participants.
-  const observe = makeObserve(participants, detach, Calls.specOf)
-  const observeRun = makeObserveRun(participants, detach, Calls.specOf)
-  const guarded = makeGuarded(participants, Calls.specOf)
-  const transformWith = makeTransform(participants, Calls.specOf)
-
-  /** Observers around `body`, guards wrapping it. */
-  const runWith = <A, E>(call: Call, recorder: RequestRecorder, body: Effect.Effect<A, E>) => {
-    if (!observed.has(call.operation)) return body
-    if (participants.around(call.operation).length === 0) return guarded(call, recorder, body)
-    return observeRun(call, recorder, guarded(call, recorder, body))
-  }
-
-  /** `point`'s transforms over `value` (none registered: the value as is). */
-  const transform = <V>(point: TransformPoint, call: Call, value: V, recorder: RequestRecorder) =>
-    transformed.has(point)
-      ? transformWith(point, call, value as TransformValues[TransformPoint], recorder) as Effect.Effect<V, HookFailed>
-      : Effect.succeed(value)
-
-  const call = <Op extends Operation>(operation: Op, init: CallInit<Op>): Effect.Effect<Call<Op>> =>
-    Effect.clockWith((clock) => Effect.succeed(Calls.callOf(operation, init, clock, observed.has(operation))))
-
-  const run = <Op extends Operation, A, E>(call: Call<Op>, body: Effect.Effect<A, E>) =>
-    observed.has(call.operation)
-      ? Effect.withFiberRuntime<A, E | HookDenied>((fiber) => runWith(call, recorderOf(call.operation, fiber), body))
-      : body
-
-  const { runStream, withOperationStream } = Streams.make({
-    observed: (operation) => observed.has(operation),
-    call,
-    observe: (call, fiber) => observe(call, recorderOf(call.operation, fiber)),
-    guarded: (call, fiber, start) => guarded(call, recorderOf(call.operation, fiber), start),
-    transform: (point, call, value, fiber) => transform(point, call, value, recorderOf(call.operation, fiber))
-  })
-
-  type AnyBody = (...args: Array<any>) => Effect.Effect<unknown, unknown>
-  type AnyAndThen = ((output: unknown) => Effect.Effect<unknown, unknown>) | undefined
-
-  const withOperation = ((options: RunOptions<Operation>) => (body: AnyBody, andThen: AnyAndThen) => {
-    const { operation } = options
-    const points = Policy.pointsOf(operation)
-    const input = points?.input(options.payload)
-    if (!snapshotted.has(operation)) {
-      // No hook sees this run, or any run it starts.
-      const ran = points === undefined ? body(undefined) : body(input, undefined)
-      return andThen === undefined ? ran : Effect.flatMap(ran, andThen)
-    }
-    return Effect.withFiberRuntime<unknown, unknown>((fiber) => {
-      const recorder = recorderOf(operation, fiber)
-      const call = Calls.callOf(operation, options, clockOf(fiber), observed.has(operation))
-      const self: CallRef = { operation, callId: call.callId }
-      if (points === undefined) return runWith(call, recorder, body(self))
-      const output = Effect.flatMap(
-        Effect.flatMap(transform(points.before, call, input, recorder), (input) => body(input, self)),
-        (output) => transform(points.after, call, output, recorder)
-      )
-      return runWith(call, recorder, andThen === undefined ? output : Effect.flatMap(output, andThen))
-    })
-  }) as WithOperation
-
-  return {
-    active,
-    limit,
-    observes: (operation) => observed.has(operation),
-    call,
-    run,
-    runStream,
-    withOperation,
-    withOperationStream
-  }
+  const engine = Engine.make(participants, detach, limit, (fiber) => fiber.getFiberRef(currentRequest))
+  // The combinator is untyped inside the engine; its public type is `WithOperation`.
+  return { ...engine, withOperation: engine.withOperation as WithOperation }
 }

@@ -15,6 +15,7 @@
  */
 import { Duration, Either, Option } from "effect"
 import { type HookPoint, isObserveOnly, TransformPoint } from "../domain/HookPoint.js"
+import type { RunMeta } from "../domain/Operation.js"
 import { InvalidHookSubscription } from "../domain/PipelineError.js"
 import type { Grant } from "./Capability.js"
 import { defaultLimit, type RunLimit } from "./internal/bounded.js"
@@ -43,6 +44,8 @@ export interface Spec<H extends { readonly [P in HookPoint]?: unknown }> {
   readonly grant: Grant
   /** How long one run may take (omitted: `Hook.deadline`'s timeout, else the runtime's default). */
   readonly timeout?: Duration.DurationInput | undefined
+  /** The group the hook belongs to (`HookGroup.make`), if any: its runs' `RunMeta.group`. */
+  readonly group?: string | undefined
 }
 
 /**
@@ -70,6 +73,13 @@ export interface Participant<Handler> {
   readonly limit?: RunLimit | undefined
   /** Positions (in this point's order) of the participants this one depends on. */
   readonly after: ReadonlyArray<number>
+  /** The group the hook belongs to, if any. */
+  readonly group?: string | undefined
+  /**
+   * The `RunMeta` its last run got: the runtime hands it on while the
+   * request and round stay the same (no allocation per run).
+   */
+  meta?: RunMeta | undefined
 }
 
 /**
@@ -276,7 +286,7 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
           `a ${spec.execution._tag} hook cannot fail closed: the request does not wait for it`
         )
       }
-      if (spec.failure === "fail_closed" && point.startsWith("around_")) {
+      if (spec.failure === "fail_closed" && (point.startsWith("around_") || point === "on_error")) {
         return refuse(
           "policy_not_applicable",
           spec.id,
@@ -311,7 +321,9 @@ export const build = <H extends { readonly [P in HookPoint]?: unknown }>(
         after: spec.dependsOn.flatMap((d) => {
           const at = position.get(d)
           return at === undefined ? [] : [at]
-        })
+        }),
+        group: spec.group,
+        meta: undefined
       }))
     )
   }

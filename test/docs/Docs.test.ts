@@ -69,7 +69,8 @@ const REFERENCE_PAGES = [
   "docs/server.md",
   "docs/viewer.md",
   "docs/memory.md",
-  "docs/semantic-cache.md"
+  "docs/semantic-cache.md",
+  "docs/guardrails.md"
 ]
 
 /** Files that are modules the others import (or that other tests import), not programs. */

@@ -523,7 +523,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
       expect(JSON.parse(served.stdout.trim().split("\n").at(-1) ?? "{}"), served.transcript).toEqual({
         status: 200,
         result: "Completed",
-        routes: 8,
+        routes: 9,
         viewerPage: true,
         viewerScript: 200
       })

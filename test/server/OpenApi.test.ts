@@ -16,6 +16,7 @@ const script = { plans: [plan([quoteStep("q1")])], synthesis: "ok" }
 const routes = [
   ["post", "/v1/requests"],
   ["post", "/v1/requests/stream"],
+  ["get", "/v1/requests/{id}/progress"],
   ["post", "/v1/checkpoints/{id}/resume"],
   ["get", "/v1/checkpoints/{id}"],
   ["get", "/v1/records"],

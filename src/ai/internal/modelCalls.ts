@@ -12,7 +12,9 @@
  * is one GenAI client span (`chat {model}`, see genAiSpans.ts)
  * when spans are collected, and one `gen_ai.client.operation.duration`
  * sample either way; the fallback model's ask is a span and a sample of its
- * own. Token usage is counted per attempt (modelRecord.ts).
+ * own. Token usage is counted per attempt (modelRecord.ts), and each ended
+ * attempt is handed to the watches of its inference run, if any (the audit
+ * hook's; modelRecord.ts).
  *
  * Two edges are kept, whatever the model (issue 17):
  * - a model's failure is translated once, as it leaves the model's client
@@ -44,11 +46,12 @@ import {
   type CallInfo,
   type Ended,
   errorText,
+  errorTypeOf,
   failedWith,
   keepCutOutput,
   outcomeOf,
   recordAttempt,
-  recorderOf
+  requestOf
 } from "./modelRecord.js"
 import { exceeds, utf8Length, utf8Prefix } from "./outputBounds.js"
 
@@ -65,6 +68,8 @@ interface StreamState {
   readonly span: ModelSpan
   /** What ends the stream at the next pull: the output passed the limit, or the provider reported an error. */
   over: ModelFailure | undefined
+  /** The model's stream reached its end (else a stream closed without failing was abandoned by its consumer). */
+  ended: boolean
 }
 
 /**
@@ -83,6 +88,9 @@ const streamErrorOf = (error: unknown): AiError.UnknownError => {
     description: `the provider's stream reported an error${type === undefined ? "" : ` (${type})`}`
   })
 }
+
+/** The error text of a streamed attempt its consumer abandoned. */
+const abandoned = "the stream's consumer stopped before its end"
 
 const endedOf = (exit: Exit.Exit<ModelResponse, ModelFailure>): Ended =>
   Exit.isSuccess(exit)
@@ -143,7 +151,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
           n,
           streamed: false,
           startedAt: clock.unsafeCurrentTimeMillis(),
-          recorder: recorderOf(caller)
+          ...requestOf(caller)
         }
         const mark = elapsedMillis(clock)
         return (exit) => recordAttempt(policy, attempt, millisBetween(mark, elapsedMillis(clock)), endedOf(exit))
@@ -194,7 +202,7 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
         n,
         streamed: true,
         startedAt: clock.unsafeCurrentTimeMillis(),
-        recorder: recorderOf(fiber)
+        ...requestOf(fiber)
       }
       const mark = elapsedMillis(clock)
       const state: StreamState = {
@@ -204,7 +212,8 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
         usage: undefined,
         modelId: undefined,
         span,
-        over: undefined
+        over: undefined,
+        ended: false
       }
       // Opening and pulling run within the ask's span (a Stream cannot carry it).
       const deltas = Stream.fromPull(
@@ -219,13 +228,24 @@ export const makeCaller = (policy: ModelPolicy, primary: ModelClient, fallback: 
           )
         })
       )
-      return Effect.succeed(Stream.ensuringWith(deltas, (exit) => {
+      const ending = Stream.onEnd(deltas, Effect.sync(() => void (state.ended = true)))
+      return Effect.succeed(Stream.ensuringWith(ending, (exit) => {
         const output = state.received.join("")
         const { modelId, usage } = state
         span.answered(usage, modelId)
         const end: Ended = Exit.isSuccess(exit)
-          ? { outcome: "succeeded", output, usage, modelId }
-          : { outcome: outcomeOf(exit.cause), output, usage, modelId, error: errorText(exit.cause) }
+          ? state.ended
+            ? { outcome: "succeeded", output, usage, modelId }
+            // Its consumer stopped pulling before the end: the answer was cut short, not given.
+            : { outcome: "interrupted", output, usage, modelId, error: abandoned, errorType: "interrupted" }
+          : {
+            outcome: outcomeOf(exit.cause),
+            output,
+            usage,
+            modelId,
+            error: errorText(exit.cause),
+            errorType: errorTypeOf(exit.cause)
+          }
         return recordAttempt(policy, attempt, millisBetween(mark, elapsedMillis(clock)), end)
       }))
     }))

@@ -7,7 +7,9 @@
  * index. The required marker is checked for stage drift, uniqueness and
  * sorting last among the after-planning hooks (priorities and dependencies
  * included). Subscriptions are checked for duplicate ids, dependencies,
- * guardable operations, applicable policies and known capabilities.
+ * guardable operations, applicable policies and known capabilities; hook
+ * groups (`HookGroup`) for unique group names and unique hook names across
+ * groups.
  */
 import { Either } from "effect"
 import { isGuardable } from "../../domain/Operation.js"
@@ -19,6 +21,7 @@ import {
 } from "../../domain/PipelineError.js"
 import { type Capability, type Grant, isCapability } from "../../runtime/Capability.js"
 import type { RunLimit } from "../../runtime/internal/bounded.js"
+import { tokenOf } from "../../runtime/internal/hookGroups.js"
 import type { OperationHandlers } from "../../runtime/internal/operationHooks.js"
 import { blocking, type ExecutionPolicy } from "../../runtime/Policy.js"
 import * as Subscription from "../../runtime/Subscription.js"
@@ -96,8 +99,50 @@ export const handlersOf = <R>(hook: Hook.Hook<R>): HandlerMap<R> => {
     before_memory_load: hook.beforeMemoryLoad,
     after_memory_load: hook.afterMemoryLoad,
     before_memory_store: hook.beforeMemoryStore,
-    after_memory_store: hook.afterMemoryStore
+    after_memory_store: hook.afterMemoryStore,
+    on_error: hook.onError
   }
+}
+
+const duplicate = (hookName: string, detail: string) =>
+  new InvalidHookSubscription({ reason: "duplicate_id", hookName, detail })
+
+const where = <R>(hook: Hook.Hook<R>, index: number): string =>
+  hook.group === undefined ? `entry ${index} (no group)` : `group "${hook.group}" (entry ${index})`
+
+/**
+ * Groups: two groups may not share a name, and no hook name may repeat
+ * across (or within) groups — each a `duplicate_id`, naming the groups.
+ */
+const groupProblem = <R>(hooks: ReadonlyArray<Hook.Hook<R>>): InvalidHookSubscription | undefined => {
+  const groups = new Map<string, { readonly token: object | undefined; readonly index: number }>()
+  const names = new Map<string, number>()
+  for (let index = 0; index < hooks.length; index++) {
+    const hook = hooks[index]!
+    const group = hook.group
+    if (group !== undefined) {
+      const token = tokenOf(hook)
+      const seen = groups.get(group)
+      if (seen === undefined) groups.set(group, { token, index })
+      else if (seen.token !== token) {
+        return duplicate(hook.name, `two groups are named "${group}" (entries ${seen.index} and ${index})`)
+      }
+    }
+    const first = names.get(hook.name)
+    if (first === undefined) {
+      names.set(hook.name, index)
+      continue
+    }
+    const other = hooks[first]!
+    if (other.group === undefined && group === undefined) continue
+    return duplicate(
+      hook.name,
+      other === hook
+        ? `group "${group}" is registered twice (its hook at entries ${first} and ${index})`
+        : `two hooks are named "${hook.name}": in ${where(other, first)} and in ${where(hook, index)}`
+    )
+  }
+  return undefined
 }
 
 const grantOf = <R>(hook: Hook.Hook<R>): Either.Either<Grant, InvalidHookSubscription> => {
@@ -163,7 +208,8 @@ export const registryOf = <R>(
       // The required hook fails closed at its after-planning point.
       failure: hook.failure ?? (hook.required === true ? "fail_closed" : undefined),
       grant: grant.right,
-      timeout: hook.timeout
+      timeout: hook.timeout,
+      group: hook.group
     })
   }
   const registry = Subscription.build(specs, limit)
@@ -206,6 +252,8 @@ export const validate = <R = never>(
     // entryProblem checked the shape a JavaScript caller could get wrong.
     out.push(entry as Hook.Hook<R>)
   }
+  const grouped = groupProblem(out)
+  if (grouped !== undefined) return Either.left(grouped)
   let required: string | undefined
   for (let index = 0; index < out.length; index++) {
     const hook = out[index]!

@@ -50,10 +50,12 @@ const hookKeys: ReadonlyArray<string> = [
   "failure",
   "capabilities",
   "timeout",
+  "group",
   ...stageHandlers,
   "around",
   "guard",
-  ...Object.keys(transformHandlers)
+  ...Object.keys(transformHandlers),
+  "onError"
 ]
 const knownKeys: ReadonlySet<string> = new Set(hookKeys)
 
@@ -111,7 +113,7 @@ const entryProblem = (entry: unknown): string | undefined => {
   for (const key of Object.keys(record)) {
     if (!knownKeys.has(key)) return unknownKey(key)
   }
-  for (const key of [...stageHandlers, ...Object.keys(transformHandlers)]) {
+  for (const key of [...stageHandlers, ...Object.keys(transformHandlers), "onError"]) {
     const problem = handlerProblem(key, record[key])
     if (problem !== undefined) return problem
   }
@@ -119,6 +121,9 @@ const entryProblem = (entry: unknown): string | undefined => {
   if (around !== undefined) return around
   const guard = operationsProblem("guard", record.guard)
   if (guard !== undefined) return guard
+  if (record.group !== undefined && !(typeof record.group === "string" && record.group.length > 0)) {
+    return "group must be a non-empty string (a group's name)"
+  }
   if (record.required !== undefined && typeof record.required !== "boolean") return "required must be a boolean"
   if (record.priority !== undefined && !(typeof record.priority === "number" && Number.isFinite(record.priority))) {
     return "priority must be a finite number"

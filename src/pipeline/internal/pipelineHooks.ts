@@ -44,6 +44,7 @@ export interface Options extends BackgroundPool.PoolOptions {
   readonly hookGracePeriod?: Duration.DurationInput | undefined
 }
 
+// Handlers that return an Effect directly (`onError` too): each wrapped alike.
 const transformKeys = [
   "beforeInference",
   "afterInference",
@@ -54,7 +55,8 @@ const transformKeys = [
   "beforeMemoryLoad",
   "afterMemoryLoad",
   "beforeMemoryStore",
-  "afterMemoryStore"
+  "afterMemoryStore",
+  "onError"
 ] as const
 
 const provideTo = <R>(hook: Hook.Hook<R>, context: Context.Context<R>): Hook.Hook<never> => {
@@ -141,7 +143,8 @@ export const make = <R>(
       {
         around: (operation) => at(`around_${operation}`),
         guard: (operation) => (isGuardable(operation) ? at(`guard_${operation}`) : []),
-        transform: (point) => at(point)
+        transform: (point) => at(point),
+        onError: () => at("on_error")
       },
       pool.detach,
       limit

@@ -25,6 +25,7 @@ import type * as PromptBuilder from "../PromptBuilder.js"
 import * as ShortCircuit from "../ShortCircuit.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { type ActivePreparer, preparePromptEnrichments } from "./promptValues.js"
+import { redactDeep, redactObject, type TextRedaction } from "./redactValues.js"
 import { alreadyValidated, confidenceOf, type RequestState } from "./requestRecord.js"
 
 /** Where a request stands when synthesis would start. */
@@ -53,6 +54,8 @@ export interface RequestStagesDeps {
   readonly runPhases: PhaseLoop["runPhases"]
   readonly operations: Operations
   readonly tools: ToolRegistry.ToolRegistry.Service
+  /** Redacts what leaves the pipeline (the redaction guardrail); `undefined`: nothing is redacted. */
+  readonly redact: TextRedaction | undefined
 }
 
 /** Sets the request scope and the effect-reporting slot of the running fiber. */
@@ -110,6 +113,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     prompts,
     promptValues,
     recording,
+    redact,
     runPhases,
     tools
   } = deps
@@ -233,11 +237,12 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       shortCircuit: record,
       finalResponse: accepted.shortCircuit.response
     }))
+    const metadata: JsonObject = { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments }
     return new AgentResponse({
       requestId: state.context.requestId,
-      response: accepted.shortCircuit.response,
+      response: redact === undefined ? accepted.shortCircuit.response : redact(accepted.shortCircuit.response),
       confidence: 1.0,
-      metadata: { ...(accepted.shortCircuit.metadata ?? {}), ...enrichments },
+      metadata: redact === undefined ? metadata : redactObject(metadata, redact),
       shortCircuit: record,
       phases: []
     }, alreadyValidated)
@@ -264,15 +269,19 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     // The model's output is saved before AfterSynthesis runs: a panicking
     // hook still leaves the raw draft in the failed record.
     yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
-    const response = yield* afterSynthesis.run({ ...state, context }, draft)
+    const hooked = yield* afterSynthesis.run({ ...state, context }, draft)
+    // The guardrail has the last word: no AfterSynthesis hook ordered after
+    // its own hook can put a secret back.
+    const response = redact === undefined ? hooked : redact(hooked)
     yield* state.recorder.modify((r) => ({ ...r, finalResponse: response }))
     return new AgentResponse({
       requestId: state.context.requestId,
       response,
       confidence: confidenceOf(phases),
       metadata: { phase_count: phases.length, step_count: phases.reduce((n, p) => n + p.steps.length, 0) },
-      rawDraft: draft,
-      phases
+      rawDraft: redact === undefined ? draft : redact(draft),
+      // The plans (parameters the model wrote) and step results the caller sees.
+      phases: redact === undefined ? phases : redactDeep(phases, redact)
     }, alreadyValidated)
   })
   const complete = (

@@ -15,6 +15,7 @@ import { chunkUtf8 } from "../../domain/internal/utf8Chunks.js"
 import type { PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
 import type { Operations } from "../../runtime/Operations.js"
+import { redactStream, type StreamGuard } from "../../runtime/Redaction.js"
 import { alreadyValidated, type Begin, finalize } from "./requestRecord.js"
 import type { PreSynthesis, RequestStages } from "./requestStages.js"
 
@@ -26,11 +27,19 @@ export interface StreamRequestDeps {
   readonly stages: RequestStages
   /** UTF-8 bytes per token event of a streamed short-circuit answer. */
   readonly chunkBytes: number
+  /** The redaction guardrail's guard every streamed text passes; `undefined`: none. */
+  readonly streamGuard: StreamGuard | undefined
 }
 
 /** Builds the streaming path: `stream` opens a request and streams its events. */
 export const makeStreamRequest = (deps: StreamRequestDeps) => {
-  const { begin, chunkBytes, inference, operations } = deps
+  const { begin, chunkBytes, inference, operations, streamGuard } = deps
+  // A secret split across any token boundary is held back until it can be
+  // redacted whole: no token event ever carries a part of one.
+  const guarded = <E, R>(texts: Stream.Stream<string, E, R>): Stream.Stream<Token, E, R> =>
+    (streamGuard === undefined ? texts : redactStream(streamGuard)(texts)).pipe(
+      Stream.map((text) => new Token({ text }, alreadyValidated))
+    )
   const { complete, enterHookScope, preSynthesis, shortCircuitResponse, synthesisPrompt } = deps.stages
 
   const stream = (input: PipelineRequest.Input): Stream.Stream<StreamEvent, PipelineError> =>
@@ -44,9 +53,7 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
           switch (pre._tag) {
             case "ShortCircuit":
               return Stream.concat(
-                Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes)).pipe(
-                  Stream.map((text) => new Token({ text }, alreadyValidated))
-                ),
+                guarded(Stream.fromIterable(chunkUtf8(pre.accepted.shortCircuit.response, chunkBytes))),
                 Stream.fromEffect(
                   Effect.map(
                     shortCircuitResponse(state, pre.accepted, pre.enrichments),
@@ -67,23 +74,24 @@ export const makeStreamRequest = (deps: StreamRequestDeps) => {
               // The full text comes last (after inference transforms): the draft.
               let draft = ""
               // Inference hooks of the streamed synthesis run in the request's scope.
-              const tokens = Stream.unwrapScoped(Effect.as(
-                enterHookScope(state),
-                Synthesizer.stream(inference, {
-                  prompt: synthesisPrompt(pre.context, pre.phases, pre.promptEnrichments),
-                  coordinates: { requestId: state.context.requestId },
-                  parent: state.call
-                })
-              )).pipe(
-                Stream.filterMap((part) => {
-                  if (part._tag === "Done") {
-                    draft = part.text
-                    return Option.none()
-                  }
-                  return Option.some(new Token({ text: part.text }, alreadyValidated))
-                }),
-                Stream.withSpan("pipeline.synthesis", { captureStackTrace: false })
-              )
+              const tokens = guarded(
+                Stream.unwrapScoped(Effect.as(
+                  enterHookScope(state),
+                  Synthesizer.stream(inference, {
+                    prompt: synthesisPrompt(pre.context, pre.phases, pre.promptEnrichments),
+                    coordinates: { requestId: state.context.requestId },
+                    parent: state.call
+                  })
+                )).pipe(
+                  Stream.filterMap((part) => {
+                    if (part._tag === "Done") {
+                      draft = part.text
+                      return Option.none()
+                    }
+                    return Option.some(part.text)
+                  })
+                )
+              ).pipe(Stream.withSpan("pipeline.synthesis", { captureStackTrace: false }))
               const final = Stream.fromEffect(
                 Effect.suspend(() =>
                   Effect.map(complete(state, pre.context, pre.phases, draft), (response) => {

@@ -18,6 +18,7 @@ import { spanned } from "../../runtime/internal/spans.js"
 import type { Operations } from "../../runtime/Operations.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import { type ActivePreparer, preparePromptEnrichments } from "./promptValues.js"
+import { redactDeep, type TextRedaction } from "./redactValues.js"
 import { alreadyValidated, type Begin, confidenceOf, finalize } from "./requestRecord.js"
 import type { RequestStages } from "./requestStages.js"
 
@@ -32,11 +33,23 @@ export interface WorkflowRequestDeps {
   readonly hookScope: RequestStages["hookScope"]
   /** The prompt-value preparer; `undefined` for the identity (no preparation at all). */
   readonly promptValues: ActivePreparer
+  /** The redaction guardrail's text redaction; `undefined`: none. */
+  readonly redact: TextRedaction | undefined
 }
 
 /** Builds `executePlanWithSynthesis` over its services. */
 export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
-  const { begin, executePhase, hookScope, inference, operations, promptValues, synthesisPrompt, validationFor } = deps
+  const {
+    begin,
+    executePhase,
+    hookScope,
+    inference,
+    operations,
+    promptValues,
+    redact,
+    synthesisPrompt,
+    validationFor
+  } = deps
 
   const executePlanWithSynthesis = (
     input: PipelineRequest.Input,
@@ -66,13 +79,14 @@ export const makeWorkflowRequest = (deps: WorkflowRequestDeps) => {
           parent: state.call
         })
         yield* state.recorder.modify((r) => ({ ...r, rawDraft: draft }))
+        const shown = redact === undefined ? draft : redact(draft)
         return new AgentResponse({
           requestId: state.context.requestId,
-          response: draft,
+          response: shown,
           confidence: confidenceOf([phase]),
           metadata: { phase_count: 1, step_count: phase.steps.length },
-          rawDraft: draft,
-          phases: [phase]
+          rawDraft: shown,
+          phases: redact === undefined ? [phase] : [redactDeep(phase, redact)]
         }, alreadyValidated)
       })
       // The request is one run of the `request` operation here too: its

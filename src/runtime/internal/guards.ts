@@ -28,6 +28,7 @@ import { Refusal } from "./operationHooks.js"
 import type { AnyGuard, OperationRunSpec, SpecOf } from "./participants.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { openRun } from "./run.js"
+import { metaOf } from "./runMeta.js"
 import { skipped } from "./skip.js"
 import { clockOf } from "./timing.js"
 
@@ -240,8 +241,15 @@ const guardRun = <A, E>(
         }
       }
       return Effect.flatMap(
-        attempt(spec, run, () => proceed.watch(participant.handler(call, proceed.effect)), proceed.pause),
-        (ended) => Effect.zipRight(proceed.close(limit.grace), Effect.suspend(() => decide(ended)))
+        attempt(spec, run, () =>
+          proceed.watch(participant.handler(call, proceed.effect, metaOf(participant, call))), proceed.pause),
+        (ended) =>
+          Effect.zipRight(
+            proceed.close(limit.grace),
+            Effect.suspend(() =>
+              decide(ended)
+            )
+          )
       )
     })
   })

@@ -15,6 +15,7 @@ import type { InvocationHandle } from "./invocationSlot.js"
 import type { Finish } from "./operationHooks.js"
 import type { AnyAround, OperationRunSpec } from "./participants.js"
 import { openRun, type Run } from "./run.js"
+import { metaOf } from "./runMeta.js"
 
 export const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Outcome => {
   if (Exit.isSuccess(exit)) return "completed"
@@ -99,7 +100,7 @@ export const begin = (
   spec: OperationRunSpec,
   call: Call,
   handle?: InvocationHandle,
-  handled: () => unknown = () => participant.handler(call)
+  handled: () => unknown = () => participant.handler(call, metaOf(participant, call))
 ): Effect.Effect<Observing | undefined> =>
   Effect.flatMap(
     openRun(spec, undefined, handle),

@@ -27,6 +27,7 @@ import { OnFiber } from "./onFiber.js"
 import type { AnyAround, OperationRunSpec, SpecOf } from "./participants.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { openRunNow } from "./run.js"
+import { metaOf } from "./runMeta.js"
 import { recordSkipped } from "./skip.js"
 import { elapsedMillis, millisBetween, RunTimer } from "./timing.js"
 
@@ -133,9 +134,9 @@ class Observation extends OnFiber {
       const t0 = timer === undefined ? 0 : timer.mark
       let ended: Attempt
       try {
-        if (plain !== undefined) ended = { _tag: "Value", value: plain(call) }
+        if (plain !== undefined) ended = { _tag: "Value", value: plain(call, metaOf(participant, call)) }
         else {
-          const returned: unknown = participant.handler(call)
+          const returned: unknown = participant.handler(call, metaOf(participant, call))
           if (!succeeded(returned)) {
             const begun = this.lean
               ? this.leanBegin(participant, i, returned)

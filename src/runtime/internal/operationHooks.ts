@@ -11,12 +11,18 @@
  *   middleware shape. It cannot invent the operation's result.
  * - A **transform** gets the call and the current value (a prompt, a
  *   completion, tool arguments or result, a query, documents, memory) and
- *   returns the value for the next transform: chained in order.
+ *   returns the value for the next transform: chained in order. A
+ *   `before_inference` transform may instead serve the response
+ *   (`respond(text)`): the model is not called.
+ * - An **on_error** handler gets the call, the result and the `Cause` of
+ *   every run that ends `failed` or `denied`; it observes only.
+ *
+ * Every handler gets the run's `RunMeta` as its last argument.
  *
  * The `Hook` namespace re-exports what users name: `deny`, `Refusal`,
- * `Finish` and `ToolOutcome`.
+ * `respond`, `CachedResponse`, `Finish`, `OnError` and `ToolOutcome`.
  */
-import { Data, Effect } from "effect"
+import { type Cause, Data, Effect } from "effect"
 import type { Json, JsonObject } from "../../domain/Json.js"
 import type {
   Call,
@@ -25,7 +31,8 @@ import type {
   MemoryQuery,
   MemoryRecord,
   Operation,
-  Result
+  Result,
+  RunMeta
 } from "../../domain/Operation.js"
 
 /**
@@ -42,7 +49,10 @@ export type Finish<R = never> = (result: Result) => Effect.Effect<void, unknown,
  * @since 0.1.0
  * @category models
  */
-export type Around<Op extends Operation, R = never> = (call: Call<Op>) => Effect.Effect<Finish<R> | void, unknown, R>
+export type Around<Op extends Operation, R = never> = (
+  call: Call<Op>,
+  meta: RunMeta
+) => Effect.Effect<Finish<R> | void, unknown, R>
 
 /**
  * A guard of operation `Op`: returns the effect that runs in the
@@ -53,7 +63,8 @@ export type Around<Op extends Operation, R = never> = (call: Call<Op>) => Effect
  */
 export type Guard<Op extends GuardableOperation, R = never> = <A, E>(
   call: Call<Op>,
-  proceed: Effect.Effect<A, E>
+  proceed: Effect.Effect<A, E>,
+  meta: RunMeta
 ) => Effect.Effect<A, unknown, R>
 
 /**
@@ -62,7 +73,27 @@ export type Guard<Op extends GuardableOperation, R = never> = <A, E>(
  * @since 0.1.0
  * @category models
  */
-export type Transform<Op extends Operation, V, R = never> = (call: Call<Op>, value: V) => Effect.Effect<V, unknown, R>
+export type Transform<Op extends Operation, V, R = never> = (
+  call: Call<Op>,
+  value: V,
+  meta: RunMeta
+) => Effect.Effect<V, unknown, R>
+
+/**
+ * An `on_error` handler: called once for each operation run that ends
+ * `failed` or `denied`, with the run's call, its result (outcome, error)
+ * and the whole `Cause`. It observes: what it returns is ignored, and its
+ * own failure is recorded, never the operation's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OnError<R = never> = (
+  call: Call,
+  result: Result,
+  cause: Cause.Cause<unknown>,
+  meta: RunMeta
+) => Effect.Effect<unknown, unknown, R>
 
 /**
  * A tool call's result as `after_tool` transforms see it: the output, or
@@ -150,6 +181,7 @@ export interface OperationHandlers<R = never> {
   readonly after_memory_load?: Transform<"memory_load", ReadonlyArray<MemoryRecord>, R> | undefined
   readonly before_memory_store?: Transform<"memory_store", MemoryRecord, R> | undefined
   readonly after_memory_store?: Transform<"memory_store", string, R> | undefined
+  readonly on_error?: OnError<R> | undefined
 }
 
 /**
@@ -187,3 +219,50 @@ export class Refusal extends Data.TaggedError("Refusal")<{
  */
 export const deny = (reason: string, cause?: unknown): Effect.Effect<never, Refusal> =>
   Effect.fail(cause === undefined ? new Refusal({ reason }) : new Refusal({ reason, cause }))
+
+/**
+ * A `before_inference` transform's answer in the model's place: fail with
+ * it (via {@link respond}) to serve `text` as the model's response. The
+ * hook needs the `inference_cache` capability.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CachedResponse extends Data.TaggedError("CachedResponse")<{
+  readonly text: string
+}> {}
+
+/**
+ * Serves `text` as the response of the model call a `before_inference`
+ * transform sees (an LLM response cache's read side): the model is not
+ * called, the remaining `before_inference` transforms are skipped, the
+ * `after_inference` transforms run on `text` (their `RunMeta.servedBy`
+ * names the hook), and the hook's record entry says it served the response
+ * (decision `short_circuit` / `cache_match`). Needs the `inference_cache`
+ * capability; from any other point it is a failure of the hook.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook } from "effect-agent-pipeline"
+ *
+ * const cache = new Map<string, string>()
+ * const llmCache = Hook.make({
+ *   name: "llm-cache",
+ *   capabilities: ["inference_cache"],
+ *   beforeInference: (_call, prompt) => {
+ *     const hit = cache.get(prompt)
+ *     return hit === undefined ? Effect.succeed(prompt) : Hook.respond(hit)
+ *   },
+ *   afterInference: (call, text, meta) =>
+ *     Effect.sync(() => {
+ *       if (meta.servedBy === undefined) cache.set(call.payload.prompt, text)
+ *       return text
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const respond = (text: string): Effect.Effect<never, CachedResponse> => Effect.fail(new CachedResponse({ text }))

@@ -7,7 +7,9 @@
  * the request ends (success, failure, interruption, suspension) and again for
  * every later change (late effect updates merge into the newest snapshot).
  * Store failures are logged, never surfaced: evidence must not change the
- * business outcome.
+ * business outcome. A recording recorder is registered for `Progress` to
+ * follow live (`progressRegistry.ts`) until it is finalized; it notifies
+ * only when someone listens.
  */
 import { Cause, Effect } from "effect"
 import type { ExecutionRecord, HookInvocation, Lifecycle } from "../../domain/ExecutionRecord.js"
@@ -16,10 +18,10 @@ import { fitRecord, measure, stamp } from "../../domain/internal/recordSize.js"
 import { flatText } from "./flatText.js"
 import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./invocationSlot.js"
 import { keepLatest } from "./liveShapes.js"
+import { type LiveRecord, notify, register, unregister, without } from "./progressRegistry.js"
 
 /**
- * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged,
- * never surfaced.
+ * Writes a snapshot (an `ExecutionStore`'s `save`). Its failures are logged, never surfaced.
  *
  * @since 0.1.0
  * @category models
@@ -27,9 +29,8 @@ import { keepLatest } from "./liveShapes.js"
 export type Save = (record: ExecutionRecord) => Effect.Effect<unknown, unknown>
 
 /**
- * Applies a change to the newest stored record (an `ExecutionStore`'s
- * `update`): how a finished request's late hook-run changes reach the
- * newest snapshot, even one another process wrote (a resumed request).
+ * Applies a change to the newest stored record (an `ExecutionStore`'s `update`): how a finished
+ * request's late hook-run changes reach the newest snapshot, even one another process wrote.
  *
  * @since 0.1.0
  * @category models
@@ -41,9 +42,8 @@ export type Update = (
 ) => Effect.Effect<unknown, unknown>
 
 /**
- * What a write carries, for observers of `record_write`: the snapshot's
- * revision and lifecycle status, or `-1` / `merge` for one hook run's late
- * change merged into the newest stored record.
+ * What a write carries, for observers of `record_write`: the snapshot's revision and
+ * lifecycle status, or `-1` / `merge` for one hook run's late change merged into the newest stored record.
  *
  * @since 0.1.0
  * @category models
@@ -54,8 +54,7 @@ export interface WriteAbout {
 }
 
 /**
- * How a recorder writes: full snapshots, and — once the request has ended —
- * late changes of single hook runs merged into the newest stored record.
+ * How a recorder writes: full snapshots, and — once the request has ended — late changes of single hook runs.
  *
  * @since 0.1.0
  * @category models
@@ -77,11 +76,7 @@ export interface RequestRecorder {
   readonly current: () => ExecutionRecord
   /** Applies a change (revision + 1); written at once after the request ended. */
   readonly modify: (f: (record: ExecutionRecord) => ExecutionRecord) => Effect.Effect<void>
-  /**
-   * {@link modify}, applied now (call it only from inside a running
-   * effect); returns what is left to do — `Effect.void` until the request
-   * ended, then its write.
-   */
+  /** {@link modify}, applied now (from inside a running effect); returns what is left: its write once ended. */
   readonly modifyNow: (f: (record: ExecutionRecord) => ExecutionRecord) => Effect.Effect<void>
   readonly startInvocation: () => InvocationHandle
   /**
@@ -94,10 +89,7 @@ export interface RequestRecorder {
   readonly finalize: (lifecycle: Lifecycle) => Effect.Effect<void>
   /** Writes the newest snapshot now (used at suspension). */
   readonly flush: Effect.Effect<void>
-  /**
-   * Extends a running record's owner lease to `leaseExpiresAt` and writes
-   * the newest snapshot (a new revision); nothing once finalized.
-   */
+  /** Extends a running record's lease to `leaseExpiresAt` and writes it (a new revision); nothing once finalized. */
   readonly renew: (leaseExpiresAt: number) => Effect.Effect<void>
   /** Writes the newest snapshot if it changed since the last write (before finalize only). */
   readonly flushIfChanged: Effect.Effect<void>
@@ -105,7 +97,6 @@ export interface RequestRecorder {
 
 /**
  * The largest record a recorder writes by default (16 MiB of JSON text).
- *
  * @since 0.1.0
  * @category constants
  */
@@ -132,7 +123,7 @@ export const make = (
 }
 
 /** The recording recorder: one object per request, its steps methods. */
-class Recorder implements RequestRecorder, InvocationLog {
+class Recorder implements RequestRecorder, InvocationLog, LiveRecord {
   readonly enabled = true
   // This recorder's identity in the records it writes (see `persistNow`).
   private readonly writerId = flatText(globalThis.crypto.randomUUID())
@@ -148,6 +139,8 @@ class Recorder implements RequestRecorder, InvocationLog {
   private finalized = false
   // The revision of the last snapshot handed to the store.
   private written = -1
+  // Who follows this request live (`Progress`); undefined while nobody does.
+  private listeners: ReadonlyArray<() => void> | undefined = undefined
   private readonly persist: Effect.Effect<void>
   readonly flush: Effect.Effect<void>
   readonly flushIfChanged: Effect.Effect<void>
@@ -167,6 +160,12 @@ class Recorder implements RequestRecorder, InvocationLog {
     this.flushIfChanged = Effect.suspend(
       () => (this.finalized || this.revision === this.written ? Effect.void : this.persist)
     )
+    register(initial.requestId, this)
+  }
+
+  listen(listener: () => void): () => void {
+    this.listeners = [...(this.listeners ?? []), listener]
+    return () => void (this.listeners = without(this.listeners, listener))
   }
 
   current(): ExecutionRecord {
@@ -258,6 +257,7 @@ class Recorder implements RequestRecorder, InvocationLog {
   changed(slot?: number): Effect.Effect<void> {
     this.revision++
     this.snapshot = undefined
+    if (this.listeners !== undefined) notify(this.listeners)
     if (!this.finalized) return Effect.void
     return slot === undefined ? this.persist : this.persistRun(slot)
   }
@@ -313,6 +313,8 @@ class Recorder implements RequestRecorder, InvocationLog {
     this.revision++
     this.snapshot = undefined
     this.finalized = true
+    if (this.listeners !== undefined) notify(this.listeners)
+    unregister(this.initial.requestId, this)
     return this.persist
   }
 

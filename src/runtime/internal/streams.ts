@@ -4,15 +4,17 @@
  * stream cannot be retried once it began) — and that scope closes with the
  * stream's exit, as canceled when its consumer stopped pulling before the
  * stream's end (a stream abandoned half-way did not complete, even though
- * nothing failed).
+ * nothing failed). A response a `before_inference` transform served is
+ * streamed by the caller's `served` in the body's place.
  */
 import { Effect, Exit, type Fiber, FiberId, Scope, Stream } from "effect"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import type { Call, Operation } from "../../domain/Operation.js"
-import type { HookDenied, HookFailed } from "../../domain/PipelineError.js"
+import { type HookDenied, HookFailed } from "../../domain/PipelineError.js"
 import type { CallInit } from "./calls.js"
 import type { Transformed } from "./operationHooks.js"
 import { pointsOf } from "./runPolicy.js"
+import { isServed, type Served } from "./served.js"
 
 /** The parts of the runtime a stream's run uses, each on the fiber that runs it. */
 export interface Parts {
@@ -32,9 +34,19 @@ export interface Parts {
     point: TransformPoint,
     call: Call,
     value: V,
-    fiber: Fiber.RuntimeFiber<unknown, unknown>
-  ) => Effect.Effect<V, HookFailed>
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    servedBy?: string
+  ) => Effect.Effect<V, HookFailed | Served>
 }
+
+/** What a stream run does when a response was served and its caller cannot stream one. */
+const cannotServe = (served: Served) =>
+  new HookFailed({
+    hookName: served.hookName,
+    point: "before_inference",
+    reason: "invalid_result",
+    detail: "served a response (Hook.respond) to a stream that cannot take one"
+  })
 
 /** `opened` (in the run's scope), then `stream` from its value. */
 const inScope = <A, E, B, E2>(
@@ -76,14 +88,21 @@ export const make = (parts: Parts) => {
     )
 
   // Transforms run on the stream's fiber, recorded on its request.
-  const transformHere = <V>(point: TransformPoint, call: Call, value: V) =>
-    Effect.withFiberRuntime<V, HookFailed>((fiber) => parts.transform(point, call, value, fiber))
+  const transformHere = <V>(point: TransformPoint, call: Call, value: V, servedBy?: string) =>
+    Effect.withFiberRuntime<V, HookFailed | Served>((fiber) => parts.transform(point, call, value, fiber, servedBy))
+  // Only before_inference can serve, and the after transforms it then runs cannot.
+  const after = <V>(point: TransformPoint, call: Call, servedBy?: string) => (output: V) =>
+    transformHere(point, call, output, servedBy) as Effect.Effect<V, HookFailed>
 
   const withOperationStream =
     <Op extends keyof Transformed>(options: CallInit<Op> & { readonly operation: Op }) =>
     <B, E>(
       body: (
         input: Transformed[Op]["input"],
+        after: (output: Transformed[Op]["output"]) => Effect.Effect<Transformed[Op]["output"], HookFailed>
+      ) => Stream.Stream<B, E>,
+      served?: (
+        output: Transformed[Op]["output"],
         after: (output: Transformed[Op]["output"]) => Effect.Effect<Transformed[Op]["output"], HookFailed>
       ) => Stream.Stream<B, E>
     ) => {
@@ -94,9 +113,16 @@ export const make = (parts: Parts) => {
         Effect.map(parts.call(options.operation, options), (call) =>
           runStream(call, Effect.void, () =>
             Stream.unwrap(
-              Effect.map(
-                transformHere(points.before, call, input),
-                (input) => body(input, (output) => transformHere(points.after, call, output))
+              Effect.catchIf(
+                Effect.map(
+                  transformHere(points.before, call, input),
+                  (input) => body(input, after(points.after, call))
+                ),
+                isServed,
+                (response) =>
+                  served === undefined
+                    ? Effect.fail(cannotServe(response))
+                    : Effect.succeed(served(response.text, after(points.after, call, response.hookName)))
               )
             )))
       )

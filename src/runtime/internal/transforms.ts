@@ -5,12 +5,19 @@
  * the capability for, is a failure; a failing transform fails closed by
  * default (the operation stops with `HookFailed`), or fails open and the
  * chain goes on with the value it was given.
+ *
+ * A `before_inference` transform may serve the model's response instead
+ * (`Hook.respond`, with the `inference_cache` capability): its run is
+ * recorded completed with decision `short_circuit` / `cache_match`, the
+ * rest of the chain does not run, and the chain stops with `Served` for the
+ * operation combinator. Every handler gets the run's `RunMeta` last.
  */
 import { Cause, Effect, Exit, type Fiber } from "effect"
 import type { HookDecision } from "../../domain/ExecutionRecord.js"
 import type { TransformPoint } from "../../domain/HookPoint.js"
 import type { Call } from "../../domain/Operation.js"
 import type { HookFailed } from "../../domain/PipelineError.js"
+import { allows } from "../Capability.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { type Attempt, attempt, attemptLean, propagateInterruption, propagatePanic } from "./attempt.js"
 import { failureText } from "./failures.js"
@@ -18,17 +25,24 @@ import { completedOperationEntry, succeeded } from "./fastPath.js"
 import { dependencyFailed, failedClosed } from "./invoke.js"
 import { keepLatest } from "./liveShapes.js"
 import { OnFiber } from "./onFiber.js"
-import type { TransformValues } from "./operationHooks.js"
+import { CachedResponse, type TransformValues } from "./operationHooks.js"
 import type { AnyTransform, OperationRunSpec, SpecOf } from "./participants.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { openRun, openRunNow, type Run } from "./run.js"
+import { metaOf, servedMetaOf } from "./runMeta.js"
+import { Served } from "./served.js"
 import { skipped } from "./skip.js"
 import { RunTimer } from "./timing.js"
 import { judge, validValue } from "./transformValues.js"
 
+/** How a chain stops early: a fail-closed failure, or a served response. */
+type Stop = HookFailed | Served
+
 /**
  * Builds, once, the function that chains a point's transforms over a value
- * (`call` is a run of the operation the point rewrites for).
+ * (`call` is a run of the operation the point rewrites for; `servedBy`,
+ * the hook that served the value, for `after_inference` on a served
+ * response).
  *
  * Handlers marked `Hook.sync` run back to back in one synchronous loop (no
  * interpreter steps between them) while spans are not collected; any other
@@ -43,12 +57,14 @@ export const makeTransform = (
   point: P,
   call: Call,
   value: TransformValues[P],
-  recorder: RequestRecorder
-): Effect.Effect<TransformValues[P], HookFailed> => {
+  recorder: RequestRecorder,
+  servedBy?: string
+): Effect.Effect<TransformValues[P], Stop> => {
   const chain = participants.transform(point)
   if (chain.length === 0) return Effect.succeed(value)
   return Effect.withFiberRuntime((fiber) =>
-    keepLatest("transformChain", new TransformChain(point, chain, specOf, call, value, recorder, fiber)).loop(0)
+    keepLatest("transformChain", new TransformChain(point, chain, specOf, call, value, recorder, fiber, servedBy))
+      .loop(0)
   )
 }
 
@@ -66,10 +82,45 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     readonly call: Call,
     readonly value: TransformValues[P],
     readonly recorder: RequestRecorder,
-    fiber: Fiber.RuntimeFiber<unknown, unknown>
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    readonly servedBy: string | undefined
   ) {
     super(recorder, fiber)
     this.current = value
+  }
+
+  /** The meta of participant `p`'s run. */
+  meta(p: Participant<AnyTransform>) {
+    return this.servedBy === undefined ? metaOf(p, this.call) : servedMetaOf(p, this.call, this.servedBy)
+  }
+
+  /**
+   * Run `i` served the model's response: recorded as such, and the chain
+   * stops — unless the point or the hook's capabilities do not allow it.
+   */
+  served(i: number, spec: OperationRunSpec, run: Run, signal: CachedResponse): Effect.Effect<TransformValues[P], Stop> {
+    const participant = this.chain[i]!
+    if (this.point !== "before_inference") {
+      const error = `Hook.respond serves a model response: only a before_inference transform can (not ${this.point})`
+      return this.failed(i, spec, run, "failed", error, "hook_failed", "hook_error", signal)
+    }
+    if (!allows(participant.grant, "inference_cache")) {
+      const error = "undeclared contribution: served a model response without the \"inference_cache\" capability"
+      return this.failed(i, spec, run, "failed", error, "undeclared_contribution", "undeclared_contribution")
+    }
+    const text: unknown = signal.text
+    if (typeof text !== "string") {
+      return this.failed(i, spec, run, "failed", "Hook.respond must serve a string", "wrong_shape", "hook_error")
+    }
+    this.completed[i] = true
+    return Effect.zipRight(
+      run.finish({
+        status: "completed",
+        decision: { policy: participant.failure, action: "short_circuit", reason: "cache_match" },
+        contribution: text
+      }, Exit.void),
+      Effect.fail(new Served(text, participant.id))
+    )
   }
 
   inputValid(): boolean {
@@ -87,7 +138,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     decisionReason: HookDecision["reason"],
     cause?: unknown,
     exit: Exit.Exit<unknown, unknown> = Exit.void
-  ): Effect.Effect<TransformValues[P], HookFailed> {
+  ): Effect.Effect<TransformValues[P], Stop> {
     const participant = this.chain[i]!
     this.completed[i] = false
     const decision: HookDecision = participant.failure === "fail_open"
@@ -106,7 +157,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     run: Run,
     input: TransformValues[P],
     ended: Attempt
-  ): Effect.Effect<TransformValues[P], HookFailed> {
+  ): Effect.Effect<TransformValues[P], Stop> {
     switch (ended._tag) {
       case "Value": {
         const judged = judge(this.point, this.chain[i]!, input, ended.value)
@@ -127,6 +178,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       case "TimedOut":
         return this.failed(i, spec, run, "timed_out", ended.error, "timed_out", "timed_out")
       case "Failed":
+        if (ended.error instanceof CachedResponse) return this.served(i, spec, run, ended.error)
         return this.failed(
           i,
           spec,
@@ -149,7 +201,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
    * Run `i` on the Effect path (`handled`: its handler's call, when the
    * synchronous path already made it).
    */
-  step(i: number, handled?: () => unknown): Effect.Effect<TransformValues[P], HookFailed> {
+  step(i: number, handled?: () => unknown): Effect.Effect<TransformValues[P], Stop> {
     const participant = this.chain[i]!
     const spec = this.specOf(participant, i, this.call, this.recorder)
     const skip = skipped(participant, this.chain, this.completed, spec, dependencyFailed)
@@ -160,7 +212,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       openRun(spec),
       (run) =>
         Effect.flatMap(
-          attempt(spec, run, handled ?? (() => participant.handler(call, input))),
+          attempt(spec, run, handled ?? (() => participant.handler(call, input, this.meta(participant)))),
           (ended) => this.settle(i, spec, run, input, ended)
         )
     )
@@ -174,7 +226,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     i: number,
     participant: Participant<AnyTransform>,
     returned: unknown
-  ): Effect.Effect<TransformValues[P], HookFailed> {
+  ): Effect.Effect<TransformValues[P], Stop> {
     const input = this.current
     const call = this.call
     const spec = this.specOf(participant, i, call, this.recorder)
@@ -193,7 +245,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
    * functions, and Effect handlers whose effect is already a success
    * (`Effect.succeed`: nothing to run) — the rest on the Effect path.
    */
-  loop(start: number): Effect.Effect<TransformValues[P], HookFailed> {
+  loop(start: number): Effect.Effect<TransformValues[P], Stop> {
     const { call, chain, clock, completed, fast, lean, point, recorder } = this
     // Timings are for the record: none read with recording off.
     const recording = recorder.enabled
@@ -209,9 +261,9 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
       const startedAt = timer === undefined ? 0 : timer.startedAt()
       let value: unknown
       try {
-        if (plain !== undefined) value = plain(call, input)
+        if (plain !== undefined) value = plain(call, input, this.meta(participant))
         else {
-          const returned: unknown = participant.handler(call, input)
+          const returned: unknown = participant.handler(call, input, this.meta(participant))
           if (!succeeded(returned)) return lean ? this.leanStep(i, participant, returned) : this.step(i, () => returned)
           value = returned.value
         }
@@ -243,7 +295,7 @@ class TransformChain<P extends TransformPoint> extends OnFiber {
     return Effect.succeed(this.current)
   }
 
-  next(i: number): Effect.Effect<TransformValues[P], HookFailed> {
+  next(i: number): Effect.Effect<TransformValues[P], Stop> {
     return i === this.chain.length ? Effect.sync(() => this.current) : Effect.suspend(() => this.loop(i))
   }
 }

@@ -110,7 +110,7 @@ const withEventStream = (operation: Record<string, unknown>): Record<string, unk
   return { ...operation, responses: { ...responses, "200": { ...ok, content: { ...content, ...eventStreamContent } } } }
 }
 
-/** `POST /v1/requests` and its streaming twin. */
+/** `POST /v1/requests`, its streaming twin, and a request's progress (`GET /v1/requests/{id}/progress`). */
 export class Requests extends HttpApiGroup.make("requests")
   .add(
     HttpApiEndpoint.post("process", "/v1/requests")
@@ -122,6 +122,7 @@ export class Requests extends HttpApiGroup.make("requests")
       .setPayload(RequestBody)
       .addSuccess(EventStream)
   )
+  .add(HttpApiEndpoint.get("progress")`/v1/requests/${id}/progress`.addSuccess(EventStream))
 {}
 
 /** `POST /v1/checkpoints/{id}/resume`. */

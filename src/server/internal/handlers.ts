@@ -3,7 +3,8 @@
  * are read with `requestBody.ts` (bounded, then decoded by the library's
  * own decoder); library errors become `ApiError`s once, here
  * (`fromPipelineError`, `fromStoreError`). The SSE endpoints hand the
- * decoded input to the streams (`requestStream`, `recordEvents`).
+ * decoded input to the streams (`requestStream`, `recordEvents`,
+ * `progressEvents`).
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
@@ -15,6 +16,7 @@ import * as ApiError from "../ApiError.js"
 import { Api, ResumeBody } from "./api.js"
 import { chatCompletions } from "./chatCompletions.js"
 import { ChatCompletionRequest } from "./chatCompletionsWire.js"
+import { progressEvents } from "./progressEvents.js"
 import { recordEvents } from "./recordEvents.js"
 import { toListQuery, toRecordList } from "./recordQuery.js"
 import { decodeBody, pipelineRequest, readJson } from "./requestBody.js"
@@ -41,7 +43,7 @@ const limitsOf = (options: HandlerOptions): Limits => ({
 const readRequest = (request: Parameters<typeof readJson>[0], options: HandlerOptions) =>
   Effect.flatMap(readJson(request, options.maxBodyBytes), (body) => pipelineRequest(body, limitsOf(options)))
 
-/** `POST /v1/requests`, `POST /v1/requests/stream`. */
+/** `POST /v1/requests`, `POST /v1/requests/stream`, `GET /v1/requests/{id}/progress`. */
 export const requests = (options: HandlerOptions) =>
   HttpApiBuilder.group(Api, "requests", (handlers) =>
     handlers
@@ -54,7 +56,8 @@ export const requests = (options: HandlerOptions) =>
       .handleRaw(
         "stream",
         ({ request }) => Effect.flatMap(readRequest(request, options), (input) => requestStream(input, options.stream))
-      ))
+      )
+      .handleRaw("progress", ({ path }) => progressEvents(path.id, options.stream)))
 
 const decodeResume = decodeBody(ResumeBody)
 

@@ -9,15 +9,19 @@
  * already names a record (a request that races for it past this check is
  * still refused, inside the stream, as `rejected` 409).
  *
- * Progress comes from polling the store (`recordWatch`), merged with the
- * tokens; the polls that find nothing new are also when keep-alive comments
- * go out (no timer of its own). The terminal event is held until the pipeline's stream has ended
- * — by then the request's record is finalized — and the final record's
- * progress is sent first, so no change between the last poll and the end is
- * lost. A client that disconnects interrupts the response's fiber, and with
- * it the request: its record ends `interrupted`, keeping the tokens already
- * delivered. Shutdown does not cut a request stream short: it runs to its
- * terminal event, within the server's drain timeout.
+ * Progress comes from the request's record as `Progress` follows it
+ * (`progressFeed`): live from its recorder when the request records in this
+ * process — as it always does here, so a slow tool's `tool_started` arrives
+ * while the tool runs — and from store polls otherwise; merged with the
+ * tokens. The feed's moments without news are also when keep-alive
+ * comments go out (no timer of its own). The terminal event is held until
+ * the pipeline's stream has ended — by then the request's record is
+ * finalized — and the final record's progress is sent first, so no change
+ * between the last snapshot and the end is lost. A client that disconnects
+ * interrupts the response's fiber, and with it the request: its record ends
+ * `interrupted`, keeping the tokens already delivered. Shutdown does not
+ * cut a request stream short: it runs to its terminal event, within the
+ * server's drain timeout.
  *
  * @since 0.1.0
  */
@@ -29,10 +33,11 @@ import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
 import { RequestId } from "../../domain/RequestId.js"
 import { Pipeline } from "../../pipeline/Pipeline.js"
+import { feed } from "../../runtime/internal/progressFeed.js"
 import { ExecutionStore } from "../../stores/contract/ExecutionStore.js"
 import * as ApiError from "../ApiError.js"
 import { diff } from "./progress.js"
-import { polls } from "./recordWatch.js"
+import { isFinal } from "./recordWatch.js"
 import * as Sse from "./sse.js"
 
 /** What the stream is made of before progress is derived. */
@@ -81,8 +86,12 @@ const step = (state: Progressed, item: Item): readonly [Progressed, ReadonlyArra
       return [{ ...state, done: true }, [item.event]]
     case "Snapshot": {
       const last = state.last
-      // A poll answered before the final read can arrive after it: never go back.
-      if (last !== undefined && item.record.recordRevision <= last.recordRevision) return [state, []]
+      // A snapshot taken before the final read can arrive after it: never go back. The
+      // first final snapshot is news even at a revision the store numbered lower.
+      if (
+        last !== undefined && item.record.recordRevision <= last.recordRevision &&
+        (isFinal(last) || !isFinal(item.record))
+      ) return [state, []]
       const events = diff(last, item.record).map((p) => Sse.event("progress", p))
       return [{ ...state, last: item.record }, events]
     }
@@ -181,8 +190,8 @@ export const requestStream: (
       return items
     }))
     const idleItem: Item = { _tag: "Idle" }
-    // Polls that found nothing new are the stream's idle moments (its keep-alive clock).
-    const snapshots: Stream.Stream<Item> = polls(store, requestId, { pollInterval: options.pollInterval }).pipe(
+    // Moments without news are the stream's idle moments (its keep-alive clock).
+    const snapshots: Stream.Stream<Item> = feed(requestId, { store, pollInterval: options.pollInterval }).pipe(
       Stream.map(Option.match({ onNone: () => idleItem, onSome: (record): Item => ({ _tag: "Snapshot", record }) })),
       // A record that no longer decodes only stops the progress; the final read decides the end.
       Stream.catchAll(() => Stream.empty),
