@@ -3,12 +3,11 @@ import { Console, Effect, Fiber, Stream } from "effect"
 import { Agent, ExecutionStore, Hook, Pipeline, Progress } from "effect-agent-pipeline"
 import { weatherForecast } from "./tools.js"
 
-// A plan with one tool call, and two stage hooks.
+// A plan with one tool call, and a stage hook.
 const AgentLive = Agent.layerTest({
   tools: [weatherForecast],
   hooks: [
-    Hook.make({ name: "rag-retriever", beforePlanning: () => Effect.void }),
-    Hook.make({ name: "audit", afterExecution: () => Effect.void })
+    Hook.make({ name: "rag-retriever", beforePlanning: () => Effect.void })
   ],
   script: {
     plans: [{

@@ -32,7 +32,7 @@
  * | `anthropic_key` | `sk-ant-…` | 207 |
  * | `openai_key` | `sk-…`, `sk-proj-…` (with a digit and an upper-case letter) | 211 |
  * | `aws_access_key_id` | `AKIA…`, `ASIA…` + 16 | 20 |
- * | `aws_secret_key` | 40 characters after `aws_secret_access_key =` | 70 |
+ * | `aws_secret_key` | 40 characters after `aws_secret_access_key =` (quotes may be escaped) | 76 |
  * | `github_token` | `ghp_`, `gho_`, `ghs_`, `ghu_`, `ghr_`, `github_pat_` | 255 |
  * | `slack_token` | `xoxb-`, `xoxp-`, … | 255 |
  * | `google_api_key` | `AIza` + 35 | 39 |

@@ -287,7 +287,11 @@ describe("redaction guardrail: property over the corpus and random splits", () =
             seen.push(JSON.stringify(buffered))
             seen.push(storedText(yield* agent.record("b")), storedText(yield* agent.record("s")))
             for (const text of seen) {
-              for (const secret of secrets) expect(text).not.toContain(secret.secret)
+              for (const secret of secrets) {
+                // As it is, and as JSON text writes it (a PEM key's line breaks escaped).
+                expect(text).not.toContain(secret.secret)
+                expect(text).not.toContain(JSON.stringify(secret.secret).slice(1, -1))
+              }
             }
           })))),
         { numRuns: propertyRuns(200) }
@@ -335,5 +339,17 @@ describe("redaction guardrail: configuration", () => {
       )
       const record = Context.get(context, Agent.TestAgent)
       expect(storedText(yield* Effect.orDie(record.record("reg-2")))).not.toContain(email)
+    }))
+})
+
+describe("redaction guardrail: secrets in JSON text", () => {
+  it.effect("R11: a context-bound secret inside JSON text (escaped quotes, as in a recorded plan) is found", () =>
+    Effect.gen(function*() {
+      const guardrail = yield* Guardrails.redaction()
+      const aws = corpus.secrets.find((s) => s.kind === "aws_secret_key")!
+      // Once and twice JSON-encoded: the model's plan text, and that text inside a record.
+      for (const text of [JSON.stringify({ text: aws.text }), JSON.stringify(JSON.stringify({ text: aws.text }))]) {
+        expect(guardrail.redactor.redact(text).text).not.toContain(aws.secret)
+      }
     }))
 })

@@ -58,32 +58,35 @@ export const settleBegin = (run: Run, spec: OperationRunSpec, ended: Attempt): E
         }, Exit.void),
         undefined
       )
+    default:
+      return Effect.as(endedOpen(run, ended), undefined)
+  }
+}
+
+/**
+ * Records an observe-only run (an observer's begin, an `on_error` run) that
+ * did not return a value: a wrong shape, a timeout or a failure fails open;
+ * a panic or the handler's own interruption propagates.
+ */
+export const endedOpen = (run: Run, ended: Exclude<Attempt, { readonly _tag: "Value" }>): Effect.Effect<void> => {
+  switch (ended._tag) {
     case "WrongShape":
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: "hook handler did not return an Effect",
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.void),
-        undefined
-      )
+      return run.finish({
+        status: "failed",
+        error: "hook handler did not return an Effect",
+        decision: failureDecision("fail_open", "hook_error")
+      }, Exit.void)
     case "TimedOut":
-      return Effect.as(
-        run.finish(
-          { status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") },
-          Exit.void
-        ),
-        undefined
+      return run.finish(
+        { status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") },
+        Exit.void
       )
     case "Failed":
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: failureText(ended.error),
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.failCause(ended.cause)),
-        undefined
-      )
+      return run.finish({
+        status: "failed",
+        error: failureText(ended.error),
+        decision: failureDecision("fail_open", "hook_error")
+      }, Exit.failCause(ended.cause))
     case "Panic":
       return propagatePanic(run, "fail_open", ended.cause)
     case "Interrupted":

@@ -12,10 +12,9 @@ import { Clock, Effect, Exit } from "effect"
 import type { Call, Result } from "../../domain/Operation.js"
 import { isDetached } from "../Policy.js"
 import { type Participant, skipReason } from "../Subscription.js"
-import { type Attempt, attempt, propagateInterruption, propagatePanic } from "./attempt.js"
+import { type Attempt, attempt } from "./attempt.js"
 import { type Detach, startDetached } from "./detached.js"
-import { failureDecision, failureText } from "./failures.js"
-import { errorOf, outcomeOf } from "./observerRuns.js"
+import { endedOpen, errorOf, outcomeOf } from "./observerRuns.js"
 import type { AnyOnError, OperationRunSpec, SpecOf } from "./participants.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 import { openRun, type Run } from "./run.js"
@@ -23,42 +22,10 @@ import { metaOf } from "./runMeta.js"
 import { recordSkipped } from "./skip.js"
 
 /** How one `on_error` run ended, recorded; whether it completed. */
-const settle = (run: Run, ended: Attempt): Effect.Effect<boolean> => {
-  switch (ended._tag) {
-    case "Value":
-      return Effect.as(run.finish({ status: "completed" }, Exit.void), true)
-    case "WrongShape":
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: "hook handler did not return an Effect",
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.void),
-        false
-      )
-    case "TimedOut":
-      return Effect.as(
-        run.finish(
-          { status: "timed_out", error: ended.error, decision: failureDecision("fail_open", "timed_out") },
-          Exit.void
-        ),
-        false
-      )
-    case "Failed":
-      return Effect.as(
-        run.finish({
-          status: "failed",
-          error: failureText(ended.error),
-          decision: failureDecision("fail_open", "hook_error")
-        }, Exit.failCause(ended.cause)),
-        false
-      )
-    case "Panic":
-      return propagatePanic(run, "fail_open", ended.cause)
-    case "Interrupted":
-      return propagateInterruption(run)
-  }
-}
+const settle = (run: Run, ended: Attempt): Effect.Effect<boolean> =>
+  ended._tag === "Value"
+    ? Effect.as(run.finish({ status: "completed" }, Exit.void), true)
+    : Effect.as(endedOpen(run, ended), false)
 
 /** One `on_error` run of `participant` (at `spec.sequence`). */
 const onErrorRun = (

@@ -83,9 +83,10 @@ export const builtIns: ReadonlyArray<PatternSpec> = [
   {
     kind: "aws_secret_key",
     // Only in its assignment context: 40 base64 characters are otherwise common.
+    // Quotes may come escaped (`\"`, `\\\"`): the context inside JSON text, once or twice encoded.
     regex:
-      /(?<![A-Za-z0-9_])aws_secret_access_key["']?[ \t]{0,3}[:=][ \t]{0,3}["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
-    maxLength: 21 + 1 + 3 + 1 + 3 + 1 + 40,
+      /(?<![A-Za-z0-9_])aws_secret_access_key(?:\\{0,3}["'])?[ \t]{0,3}[:=][ \t]{0,3}(?:\\{0,3}["'])?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
+    maxLength: 21 + 4 + 3 + 1 + 3 + 4 + 40,
     trigger: { regex: /aws_secret_access_key/gi, length: 21 }
   },
   {

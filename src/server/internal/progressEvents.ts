@@ -22,16 +22,11 @@ import { feed } from "../../runtime/internal/progressFeed.js"
 import { ProgressEvent } from "../../runtime/internal/progressModel.js"
 import { ExecutionStore } from "../../stores/contract/ExecutionStore.js"
 import * as ApiError from "../ApiError.js"
-import type { End } from "./recordEvents.js"
+import { type End, storedRecord } from "./recordEvents.js"
 import { isFinal } from "./recordWatch.js"
 import * as Sse from "./sse.js"
 
 const encodeEvent = Schema.encodeSync(ProgressEvent)
-
-const notFound = (requestId: string) =>
-  new ApiError.NotFound({
-    error: { type: "not_found_error", code: "not_found", message: `no execution record for request ${requestId}` }
-  })
 
 /**
  * The SSE response of a request's progress; 404 `NotFound` when there is
@@ -53,13 +48,7 @@ export const progressEvents: (
   "AgentServer.progressEvents"
 )(function*(requestId: string, options: Sse.StreamOptions) {
   const store = yield* ExecutionStore
-  const found = yield* store.get(requestId).pipe(
-    Effect.catchTags({
-      ExecutionStoreError: (error) => Effect.fail(ApiError.fromStoreError(error)),
-      RecordDecodeError: (error) => Effect.fail(ApiError.fromRecordDecodeError(error))
-    })
-  )
-  if (Option.isNone(found)) return yield* Effect.fail(notFound(requestId))
+  const found = yield* storedRecord(requestId)
 
   const events = Stream.suspend(() => {
     let last: ExecutionRecord.ExecutionRecord | undefined
@@ -72,7 +61,7 @@ export const progressEvents: (
       store,
       pollInterval: options.pollInterval,
       draining,
-      initial: found.value
+      initial: found
     }).pipe(
       Stream.map(Option.match({
         onNone: (): ReadonlyArray<Sse.SseEvent | Sse.Idle> => [Sse.idle],
@@ -95,7 +84,7 @@ export const progressEvents: (
       )
     )
     const end = Stream.sync((): Sse.SseEvent => {
-      const record = last ?? found.value
+      const record = last ?? found
       const status = ExecutionRecord.requestCompletion(record)
       if (isFinal(record)) return Sse.event("end", { status } satisfies End)
       const reason = failed ? "store_error" : shuttingDown ? "shutdown" : "gone"

@@ -37,6 +37,25 @@ const notFound = (requestId: string) =>
   })
 
 /**
+ * The stored record of `requestId`, as an SSE route starts from it: a store
+ * failure or an undecodable record is its `ApiError`, no record a 404.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const storedRecord = (
+  requestId: string
+): Effect.Effect<ExecutionRecord.ExecutionRecord, ApiError.ApiError, ExecutionStore> =>
+  Effect.flatMap(ExecutionStore, (store) =>
+    store.get(requestId).pipe(
+      Effect.catchTags({
+        ExecutionStoreError: (error) => Effect.fail(ApiError.fromStoreError(error)),
+        RecordDecodeError: (error) => Effect.fail(ApiError.fromRecordDecodeError(error))
+      }),
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound(requestId)), onSome: Effect.succeed }))
+    ))
+
+/**
  * The SSE response of a record's changes; 404 `NotFound` when there is no
  * such record.
  *
@@ -56,23 +75,17 @@ export const recordEvents: (
   "AgentServer.recordEvents"
 )(function*(requestId: string, options: Sse.StreamOptions) {
   const store = yield* ExecutionStore
-  const found = yield* store.get(requestId).pipe(
-    Effect.catchTags({
-      ExecutionStoreError: (error) => Effect.fail(ApiError.fromStoreError(error)),
-      RecordDecodeError: (error) => Effect.fail(ApiError.fromRecordDecodeError(error))
-    })
-  )
-  if (Option.isNone(found)) return yield* Effect.fail(notFound(requestId))
+  const found = yield* storedRecord(requestId)
 
   const events = Stream.suspend(() => {
-    let last = found.value
+    let last = found
     let shuttingDown = false
     let failed = false
     const draining = Effect.tap(options.draining, () => {
       shuttingDown = true
     })
     // Polls that found nothing new are the stream's idle moments (its keep-alive clock).
-    const records = polls(store, requestId, { pollInterval: options.pollInterval, draining, initial: found.value })
+    const records = polls(store, requestId, { pollInterval: options.pollInterval, draining, initial: found })
       .pipe(
         Stream.mapEffect(Option.match({
           onNone: () => Effect.succeed<Sse.SseEvent | Sse.Idle>(Sse.idle),
