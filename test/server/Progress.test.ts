@@ -66,6 +66,9 @@ const record = (revision: number, parts: Partial<Record> = {}): Record => ({
   ...parts
 })
 
+const label = (p: ReturnType<typeof diff>[number]): string =>
+  p.kind === "hook_run" ? p.hookName : `${p.kind}${"stepId" in p ? `:${p.stepId}` : ""}`
+
 describe("progress between two snapshots", () => {
   it("nothing when nothing changed", () => {
     const r = record(3, {
@@ -157,17 +160,52 @@ describe("progress between two snapshots", () => {
     })
     const once = diff(before, after)
     expect(diff(before, after)).toEqual(once)
-    // Ties keep phase, starts (plan order), ends (record order), hook runs (index); in flight last.
-    expect(once.map((p) => p.kind === "hook_run" ? p.hookName : `${p.kind}${"stepId" in p ? `:${p.stepId}` : ""}`))
-      .toEqual([
-        "phase",
-        "tool_started:a",
-        "tool_started:c",
-        "x",
-        "y",
-        "tool_ended:c",
-        "tool_ended:a",
-        "tool_started:b"
-      ])
+    // BeforePlanning runs first; then the phase, starts (plan order), ends (record order); in flight last.
+    expect(once.map(label)).toEqual([
+      "x",
+      "y",
+      "phase",
+      "tool_started:a",
+      "tool_started:c",
+      "tool_ended:c",
+      "tool_ended:a",
+      "tool_started:b"
+    ])
+  })
+
+  it("everything in one millisecond: the request's own order, each step's hook runs between its start and end", () => {
+    const r = record(2, {
+      hookInvocations: [
+        run("pre", 7),
+        run("plan-model", 7, { stage: "around_inference", phase: 1 }),
+        run("plan-check", 7, { stage: "after_planning", phase: 1 }),
+        // Started after the step's end as computed from its whole-millisecond start.
+        run("tool-scrub", 8, { stage: "after_tool", phase: 1, stepId: "a" }),
+        run("exec", 7, { stage: "after_execution" }),
+        run("synth-model", 7, { stage: "around_inference" }),
+        run("post", 7, { stage: "after_synthesis" })
+      ],
+      phases: [phase(1, ["a"], { steps: [ended("a", 7, 0.5)] })]
+    })
+    expect(diff(undefined, r).map(label)).toEqual([
+      "pre",
+      "plan-model",
+      "plan-check",
+      "phase",
+      "tool_started:a",
+      "tool-scrub",
+      "tool_ended:a",
+      "exec",
+      "synth-model",
+      "post"
+    ])
+  })
+
+  it("a step in flight: its start before its own hook runs", () => {
+    const r = record(2, {
+      hookInvocations: [run("gate", 9, { stage: "guard_tool_call", phase: 1, stepId: "a" })],
+      phases: [phase(1, ["a"], { running: ["a"] })]
+    })
+    expect(diff(undefined, r).map(label)).toEqual(["phase", "tool_started:a", "gate"])
   })
 })
