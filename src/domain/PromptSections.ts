@@ -78,7 +78,26 @@ const entityOf = (char: string): string => {
  * @since 0.1.0
  * @category utils
  */
-export const escapeContent = (text: string): string => text.replace(specialChars, entityOf)
+export const escapeContent = (text: string): string => {
+  if (text.length < memoFrom || text.length > memoUpTo) return text.replace(specialChars, entityOf)
+  // A request renders its long texts (enrichments, tools' outputs) into its
+  // planning prompt and again into its synthesis prompt: the last few are
+  // escaped once.
+  for (let i = 0; i < escapedTexts.length; i += 2) if (escapedTexts[i] === text) return escapedTexts[i + 1]!
+  const escaped = text.replace(specialChars, entityOf)
+  escapedTexts[nextSlot] = text
+  escapedTexts[nextSlot + 1] = escaped
+  nextSlot = (nextSlot + 2) % escapedTexts.length
+  return escaped
+}
+
+/** Texts from this length on are worth remembering: comparing a shorter one costs about what escaping it does. */
+const memoFrom = 256
+/** Longer texts are not kept alive for it. */
+const memoUpTo = 64 * 1024
+/** Four texts and their escaped forms, side by side, replaced in turn. */
+const escapedTexts: Array<string> = ["", "", "", "", "", "", "", ""]
+let nextSlot = 0
 
 const entities = /&(?:lt|gt|amp|#x(?:226E|226F|FE64|FE65|FF1C|FF1E));/g
 

@@ -206,7 +206,9 @@ export const walk = (root: unknown, options: WalkOptions): Walked => {
               if (typeof length !== "number" || length > maxBytes) {
                 return refused("too_large", pathOf(stack, key), `is over the limit of ${maxBytes} bytes`)
               }
-              opened = { source: value, out: new Array(length), keys: undefined, length, key: at, index: 0, written: 0 }
+              // Filled in order from empty: a packed array (`new Array(n)` is a
+              // holey one, which `JSON.stringify` writes about three times slower).
+              opened = { source: value, out: [], keys: undefined, length, key: at, index: 0, written: 0 }
               bytes += 2
             } else {
               const proto: unknown = Object.getPrototypeOf(value)
@@ -245,6 +247,8 @@ export const walk = (root: unknown, options: WalkOptions): Walked => {
       const top = stack[stack.length - 1]
       if (top === undefined) break
       if (top.index >= top.length) {
+        // Trailing holes a lenient copy kept still count in its length.
+        if (Array.isArray(top.out)) top.out.length = top.length
         stack.pop()
         continue
       }
