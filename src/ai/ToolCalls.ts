@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect } from "effect"
+import { Duration, Effect, FiberRef, Option } from "effect"
 import type { Json, JsonObject } from "../domain/Json.js"
 import type { CallRef, Coordinates } from "../domain/Operation.js"
 import { HookDenied } from "../domain/PipelineError.js"
@@ -69,6 +69,67 @@ export type Caller = (request: ToolCallRequest) => Effect.Effect<ToolCallResult>
  */
 export const checkOutput = ToolRegistry.checkOutput
 
+/**
+ * The plan step a tool handler is running for (see {@link current}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Current {
+  readonly requestId: string
+  readonly phase: number | undefined
+  readonly stepId: string
+  /**
+   * `<requestId>/<stepId>`: the same for every run of this step — a HITL
+   * resume that executes it, a durable request's re-run after its process
+   * died — and different for every other step of every request (step ids are
+   * unique within a request, request ids across requests). A tool with side
+   * effects (a payment, an e-mail) can deduplicate on it.
+   */
+  readonly idempotencyKey: string
+}
+
+const currentCall = FiberRef.unsafeMake<Option.Option<Current>>(Option.none())
+
+/**
+ * The plan step the running tool handler executes, read from inside the
+ * handler; `None` outside a plan step's tool call.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@effect/ai"
+ * import { Effect, Option, Schema } from "effect"
+ * import { ToolCalls, ToolRegistry } from "effect-agent-pipeline"
+ *
+ * const Pay = Tool.make("pay", { parameters: { cents: Schema.Number }, success: Schema.String })
+ *
+ * const pay = ToolRegistry.entry({
+ *   namespace: "billing",
+ *   agent: "payments",
+ *   tool: Pay,
+ *   handler: ({ cents }) =>
+ *     Effect.map(ToolCalls.current, (call) =>
+ *       // Hand the key to the payment provider: a repeated call is charged once.
+ *       `charged ${cents} (key ${Option.match(call, { onNone: () => "none", onSome: (c) => c.idempotencyKey })})`)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const current: Effect.Effect<Option.Option<Current>> = FiberRef.get(currentCall)
+
+/** What {@link current} reads while a step's tool runs (none for a call outside a plan step). */
+const currentOf = (coordinates: Coordinates): Option.Option<Current> =>
+  coordinates.stepId === undefined
+    ? Option.none()
+    : Option.some({
+      requestId: coordinates.requestId,
+      phase: coordinates.phase,
+      stepId: coordinates.stepId,
+      idempotencyKey: `${coordinates.requestId}/${coordinates.stepId}`
+    })
+
 /** How a call ended, as the after transforms see it. */
 const outcomeOf = <E extends { readonly message: string }>(
   self: Effect.Effect<Json, E>
@@ -102,9 +163,11 @@ export const make = (
   ): Effect.Effect<Json, ToolRegistry.ToolCallFailure> => {
     const { agent, capability, namespace } = request
     const timeout = tools.timeoutOf?.(namespace, agent, capability) ?? defaultTimeout
+    const call = currentOf(request.coordinates)
+    const handled = tools.call(namespace, agent, capability, parameters, { maxResultBytes })
     return withDeadline(
       Effect.flatMap(
-        tools.call(namespace, agent, capability, parameters, { maxResultBytes }),
+        Option.isNone(call) ? handled : Effect.locally(handled, currentCall, call),
         (output) => checkOutput(maxResultBytes, output)
       ),
       timeout,
