@@ -11,10 +11,39 @@
  * (which applies it).
  */
 import { AiError, IdGenerator, type LanguageModel, Prompt, Response, Toolkit } from "@effect/ai"
-import { Effect, type Fiber, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Effect, type Fiber, ParseResult, Schema, Stream } from "effect"
 import { collects, inertSpan } from "../../runtime/internal/spans.js"
 
-const decodeParts = Schema.decode(Schema.ChunkFromSelf(Response.StreamPart(Toolkit.empty)))
+const decodePartsBySchema = Schema.decode(Schema.ChunkFromSelf(Response.StreamPart(Toolkit.empty)))
+
+/**
+ * A text delta as the Schema decodes it — `type`, `id`, `delta`, empty
+ * `metadata`; nothing else is kept — or `undefined` for any other part.
+ */
+const plainDelta = (part: Response.StreamPartEncoded): Response.TextDeltaPart | undefined =>
+  // Checked as the Schema would check them: a provider's parts are not trusted to match their type.
+  typeof part === "object" && part !== null && part.type === "text-delta" && typeof part.id === "string" &&
+    typeof part.delta === "string" && part.metadata === undefined
+    ? Response.textDeltaPart({ id: part.id, delta: part.delta })
+    : undefined
+
+/**
+ * The encoded parts of a chunk, decoded. Text deltas — nearly every part
+ * of a stream — are built directly (decoding one through the parts' union
+ * Schema cost about 12 µs, a fifth of a streamed token's whole cost); a
+ * chunk holding any other part goes through the Schema whole.
+ */
+const decodeParts = (
+  parts: Chunk.Chunk<Response.StreamPartEncoded>
+): Effect.Effect<Chunk.Chunk<Response.StreamPart<{}>>, ParseResult.ParseError> => {
+  const decoded: Array<Response.StreamPart<{}>> = []
+  for (const part of parts) {
+    const delta = plainDelta(part)
+    if (delta === undefined) return decodePartsBySchema(parts)
+    decoded.push(delta)
+  }
+  return Effect.succeed(Chunk.unsafeFromArray(decoded))
+}
 // The attributes `LanguageModel.make` puts on its span, kept identical.
 const streamSpan = { captureStackTrace: false, attributes: { concurrency: undefined, toolChoice: undefined } }
 const textFormat = { type: "text" } as const
