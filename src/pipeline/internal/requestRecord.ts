@@ -6,7 +6,7 @@
  * interruption, suspension — the scope closes first, then the record is
  * finalized with its lifecycle (C16).
  */
-import { Cause, Effect, Either, Exit, Option, Scope } from "effect"
+import { Cause, Effect, Either, Exit, Option, Runtime, Scope } from "effect"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
@@ -183,9 +183,16 @@ export const makeBegin = (deps: BeginDeps): Begin => {
     // so it is refused. A store that cannot answer does not block the
     // request: the record says so, and the final write tries again.
     let unwritten: string | undefined
+    // A generated id names no stored record (there is nothing to refuse), so
+    // the request does not wait for its create (issue 20): it is submitted
+    // below, before any later write of the record, and written with the next
+    // group commit; a failure is logged and noted in the record.
+    const detached = recording && decoded.requestId === undefined
     if (recording) {
       // Measured once here (a store that caps its memory by bytes reads it).
       measure(initial)
+    }
+    if (recording && !detached) {
       const created = yield* Effect.either(store.create(initial))
       if (Either.isRight(created) && created.right === "exists") {
         return yield* Effect.fail(
@@ -219,6 +226,20 @@ export const makeBegin = (deps: BeginDeps): Begin => {
         { maxBytes: maxRecordBytes }
       )
       : RequestRecorder.disabled(initial)
+    if (detached) {
+      // Started now, not scheduled: the create is submitted ahead of the record's later writes.
+      Runtime.runFork(
+        yield* Effect.runtime<never>(),
+        Effect.catchAll(store.create(initial), (error) =>
+          Effect.zipRight(
+            Effect.logWarning("execution record not created", error.message).pipe(Effect.annotateLogs({ requestId })),
+            recorder.modify((r) => ({
+              ...r,
+              diagnostics: [...r.diagnostics, `record not created at request start: ${error.message}`]
+            }))
+          ))
+      )
+    }
     const scope = yield* Scope.make()
     const releaseLease = recording ? leases.hold(recorder) : undefined
     const state: RequestState = { context, recorder, startedAt, clockStart, scope, call, releaseLease }

@@ -79,6 +79,8 @@ export const make = (
     }
     const table = sql(tables.records)
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    // Reads wait for the writes submitted before them (`settled`): a write
+    // whose caller does not wait for it — a request's create — is still seen.
     const writes = yield* RecordWrites.make(sql, tables.records, {
       maxBatch: options.maxBatch,
       asyncCommit: options.asyncCommit
@@ -117,9 +119,12 @@ export const make = (
     /** The stored row of a request (live or expired), if any. */
     const readRow = (requestId: string, operation: string) =>
       Effect.map(
-        sql<StoredRow & { readonly revision: number | string; readonly expires_at: number | string }>`
+        Effect.zipRight(
+          writes.settled,
+          sql<StoredRow & { readonly revision: number | string; readonly expires_at: number | string }>`
           SELECT seq, request_id, revision, expires_at, schema_version, body FROM ${table}
-          WHERE request_id = ${requestId}`.pipe(Effect.mapError(storeError(operation))),
+          WHERE request_id = ${requestId}`
+        ).pipe(Effect.mapError(storeError(operation))),
         (rows) => rows[0]
       )
 
@@ -228,6 +233,7 @@ export const make = (
 
     const get = (requestId: string) =>
       Effect.gen(function*() {
+        yield* writes.settled
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<StoredRow>`SELECT seq, request_id, schema_version, body FROM ${table}
           WHERE request_id = ${requestId} AND expires_at > ${now}`.pipe(Effect.mapError(storeError("get")))
@@ -240,6 +246,7 @@ export const make = (
 
     const list: ExecutionStore.Service["list"] = (query = {}) =>
       Effect.gen(function*() {
+        yield* writes.settled
         const now = yield* Clock.currentTimeMillis
         const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
         if (query.cursor !== undefined && before === undefined) {
@@ -294,6 +301,7 @@ export const make = (
       })
 
     const purgeExpired = Effect.gen(function*() {
+      yield* writes.settled
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql`DELETE FROM ${table} WHERE expires_at <= ${now} RETURNING seq`.pipe(
         Effect.mapError(storeError("purgeExpired"))
@@ -302,6 +310,7 @@ export const make = (
     })
 
     const sweepAbandoned = Effect.gen(function*() {
+      yield* writes.settled
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<StoredRow & { readonly revision: number | string }>`
         SELECT seq, request_id, revision, schema_version, body FROM ${table}

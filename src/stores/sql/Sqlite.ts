@@ -17,6 +17,7 @@ import { type ExecutionStore, ExecutionStoreError } from "../contract/ExecutionS
 import type { VectorStore, VectorStoreError } from "../contract/VectorStore.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import { activityClient } from "./internal/activityClient.js"
+import * as WalCheckpointer from "./internal/walCheckpointer.js"
 import * as SqlStores from "./SqlStores.js"
 
 /**
@@ -91,11 +92,15 @@ const configure = (
       )
     }
     yield* sql.unsafe(`PRAGMA synchronous = ${synchronous === "FULL" ? "FULL" : "NORMAL"}`)
+    // Checkpoints run in a worker thread (`internal/walCheckpointer.ts`); this one only if it falls behind.
+    if (filename !== ":memory:") yield* sql.unsafe(`PRAGMA wal_autocheckpoint = ${WalCheckpointer.fallbackPages}`)
   })
 
 /**
  * The SQLite client alone (WAL mode, the busy timeout set on the connection
- * before anything else runs), creating the file's folder first. A file that
+ * before anything else runs), creating the file's folder first. The WAL is
+ * checkpointed by a worker thread, off the event loop
+ * (`internal/walCheckpointer.ts`). A file that
  * cannot be opened fails the Layer with an `ExecutionStoreError`
  * (`operation: "open"`) whose detail carries SQLite's own message (for
  * example `SQLITE_CANTOPEN: unable to open database file`).
@@ -127,9 +132,13 @@ export const layerClient = (
       if (filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
       const busyMillis = Math.max(0, Math.round(Duration.toMillis(busyTimeout)))
       // WAL is switched on in `configure`, after the busy timeout, not by the client as it opens.
-      return SqliteClient.layer({ filename, disableWAL: true }).pipe(
+      const client = SqliteClient.layer({ filename, disableWAL: true }).pipe(
         Layer.tap((context) => configure(Context.get(context, SqlClient), filename, busyMillis, synchronous))
       )
+      if (filename === ":memory:") return client
+      // Started once the file is open and in WAL mode; stopped before the client closes.
+      const checkpoints = Layer.scopedDiscard(Effect.zipRight(SqlClient, WalCheckpointer.start(filename, synchronous)))
+      return Layer.provideMerge(checkpoints, client)
     })
   ).pipe(
     Layer.catchAllCause((cause) =>

@@ -26,6 +26,12 @@ import { Effect, Exit, Fiber, type Scope } from "effect"
  */
 export interface GroupCommit<I, A, E> {
   readonly submit: (item: I) => Effect.Effect<A, E>
+  /**
+   * Waits until every write submitted so far is answered (at once when none
+   * is pending): a read after it sees them — also the writes whose callers
+   * do not wait for them.
+   */
+  readonly settled: Effect.Effect<void>
 }
 
 interface Pending<I, A, E> {
@@ -49,6 +55,10 @@ export const make = <I, A, E>(options: {
     let pending: Array<Pending<I, A, E>> = []
     let closing = false
     let closed = false
+    // Writes submitted and answered so far (in order: batches are FIFO), and who waits for `settled`.
+    let submitted = 0
+    let answered = 0
+    let settling: Array<{ readonly upTo: number; readonly resume: () => void }> = []
     // Resumes the worker when it waits for work.
     let wake: (() => void) | undefined
     const idle = Effect.async<void>((resume) => {
@@ -77,6 +87,15 @@ export const make = <I, A, E>(options: {
             ? exit.value[i] ?? Exit.die(new Error(`group commit: no result for write ${i} of ${batch.length}`))
             : Exit.failCause(exit.cause)
           batch[i]!.resume(result)
+        }
+        answered += batch.length
+        if (settling.length > 0) {
+          const waiting = settling
+          settling = []
+          for (const w of waiting) {
+            if (w.upTo <= answered) w.resume()
+            else settling.push(w)
+          }
         }
       })
 
@@ -110,6 +129,9 @@ export const make = <I, A, E>(options: {
           const left = pending
           pending = []
           for (const p of left) p.resume(Exit.fail(options.closed(p.item)))
+          const waiting = settling
+          settling = []
+          for (const w of waiting) w.resume()
         }))
       )
     )
@@ -120,9 +142,18 @@ export const make = <I, A, E>(options: {
           resume(Exit.fail(options.closed(item)))
           return
         }
+        submitted++
         pending.push({ item, resume })
         wake?.()
       })
 
-    return { submit }
+    const settled = Effect.suspend(() => {
+      const upTo = submitted
+      if (closed || answered >= upTo) return Effect.void
+      return Effect.async<void>((resume) => {
+        settling.push({ upTo, resume: () => resume(Effect.void) })
+      })
+    })
+
+    return { submit, settled }
   })

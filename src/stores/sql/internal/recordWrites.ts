@@ -24,6 +24,13 @@
  * the same condition the single-row statements had, evaluated per row, with
  * the row's own write time (`excluded.stored_at`) standing for "now".
  *
+ * A request's create and its save in one batch are one row written
+ * (`coalesce.ts`): with a request that does not wait for its create (a
+ * generated id), that is every request ending within one batch — measured
+ * (the peer bench's store script, 16 in flight, H=0, a loaded 2-core
+ * machine, interleaved A/B): SQLite time in the driver 88 → 44 µs a request
+ * (with `walCheckpointer.ts`), 0.75–0.88× → 0.86–0.97× the memory store.
+ *
  * A statement cannot touch one row twice (PostgreSQL refuses it), so a batch
  * with several writes of one request id is split into rounds: the n-th write
  * of each id goes in round n, rounds in order.
@@ -37,36 +44,11 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit, type Scope } from "effect"
 import { ExecutionStoreError } from "../../contract/ExecutionStore.js"
 import { errorDetail } from "../../internal/errorDetail.js"
+import { coalesce } from "./coalesce.js"
 import * as GroupCommit from "./groupCommit.js"
+import type { RecordColumns, RowWrite } from "./rowWrite.js"
 
-/**
- * The columns of one stored record, in the table's column order (see
- * `columnNames`); `hookNames` is the JSON text of its hook names.
- */
-export interface RecordColumns {
-  readonly requestId: string
-  readonly revision: number
-  readonly status: string
-  readonly startedAt: number
-  readonly storedAt: number
-  readonly expiresAt: number
-  readonly lease: number | null
-  readonly hookNames: string
-  readonly writer: string | null
-  readonly version: number
-  readonly body: string
-}
-
-/**
- * One write: `create` inserts the row unless a live one has its id (an
- * expired one is replaced); `save` also replaces an older revision when no
- * merge is needed — the stored row is exactly this writer's snapshot, or
- * has no hook runs to merge with. Its answer: whether the row was written.
- */
-export interface RowWrite {
-  readonly kind: "create" | "save"
-  readonly columns: RecordColumns
-}
+export type { RecordColumns, RowWrite } from "./rowWrite.js"
 
 /** Most writes per batch (and rows per statement). */
 export const defaultMaxBatch = 64
@@ -270,7 +252,18 @@ export const make = (
   const storeError = (write: RowWrite, error: SqlError) =>
     new ExecutionStoreError({ operation: write.kind, detail: errorDetail(error), cause: error })
 
+  /** A batch: its superseded writes folded (`coalesce.ts`), then written. */
   const writeBatch = (
+    writes: ReadonlyArray<RowWrite>
+  ): Effect.Effect<ReadonlyArray<Exit.Exit<boolean, ExecutionStoreError>>> => {
+    const folded = coalesce(writes)
+    return Effect.flatMap(
+      writeRows(folded.writes),
+      (exits) => folded.answer(exits, (save) => Effect.map(writeRows([save]), (alone) => alone[0]!))
+    )
+  }
+
+  const writeRows = (
     writes: ReadonlyArray<RowWrite>
   ): Effect.Effect<ReadonlyArray<Exit.Exit<boolean, ExecutionStoreError>>> => {
     // Rounds: the n-th write of each request id goes in round n.
@@ -317,7 +310,7 @@ export const make = (
         writes.length === 1 || isDatabaseWide(error)
           ? Effect.succeed(writes.map((write) => Exit.fail(storeError(write, error))))
           // Perhaps one row's failure: each write on its own, so each gets its own answer.
-          : Effect.forEach(writes, (write) => Effect.map(writeBatch([write]), (exits) => exits[0]!))
+          : Effect.forEach(writes, (write) => Effect.map(writeRows([write]), (exits) => exits[0]!))
       )
     )
   }
