@@ -65,7 +65,10 @@ describe("ModelProvider's direct stream: parts decoded as LanguageModel decodes 
         const { direct, viaLanguageModel } = yield* bothPaths([[{ type: "text-delta", id: "t", delta: "ok" }, bad]])
         expect(Either.isLeft(direct)).toBe(true)
         expect(Either.isLeft(viaLanguageModel)).toBe(true)
-        if (Either.isLeft(direct)) expect(direct.left).toBeInstanceOf(AiError.MalformedOutput)
+        if (Either.isLeft(direct) && Either.isLeft(viaLanguageModel)) {
+          expect(direct.left).toBeInstanceOf(AiError.MalformedOutput)
+          expect(direct.left.message).toEqual(viaLanguageModel.left.message)
+        }
       }
     }))
 })

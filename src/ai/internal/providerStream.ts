@@ -11,10 +11,12 @@
  * (which applies it).
  */
 import { AiError, IdGenerator, type LanguageModel, Prompt, Response, Toolkit } from "@effect/ai"
-import { Chunk, Effect, type Fiber, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Effect, Either, type Fiber, ParseResult, Schema, Stream } from "effect"
 import { collects, inertSpan } from "../../runtime/internal/spans.js"
 
-const decodePartsBySchema = Schema.decode(Schema.ChunkFromSelf(Response.StreamPart(Toolkit.empty)))
+const decodePart = Schema.decodeEither(Response.StreamPart(Toolkit.empty))
+// A chunk with a part that does not decode is decoded whole again, for `LanguageModel`'s own error (its paths index the chunk).
+const decodeChunk = Schema.decode(Schema.ChunkFromSelf(Response.StreamPart(Toolkit.empty)))
 
 /**
  * A text delta as the Schema decodes it — `type`, `id`, `delta`, empty
@@ -30,8 +32,9 @@ const plainDelta = (part: Response.StreamPartEncoded): Response.TextDeltaPart | 
 /**
  * The encoded parts of a chunk, decoded. Text deltas — nearly every part
  * of a stream — are built directly (decoding one through the parts' union
- * Schema cost about 12 µs, a fifth of a streamed token's whole cost); a
- * chunk holding any other part goes through the Schema whole.
+ * Schema cost about 12 µs, a fifth of a streamed token's whole cost); any
+ * other part goes through the Schema, and a chunk with a part that does not
+ * decode fails as `LanguageModel.streamText` fails it.
  */
 const decodeParts = (
   parts: Chunk.Chunk<Response.StreamPartEncoded>
@@ -39,11 +42,16 @@ const decodeParts = (
   const decoded: Array<Response.StreamPart<{}>> = []
   for (const part of parts) {
     const delta = plainDelta(part)
-    if (delta === undefined) return decodePartsBySchema(parts)
-    decoded.push(delta)
+    if (delta !== undefined) decoded.push(delta)
+    else {
+      const other = decodePart(part)
+      if (Either.isLeft(other)) return decodeChunk(parts)
+      decoded.push(other.right)
+    }
   }
   return Effect.succeed(Chunk.unsafeFromArray(decoded))
 }
+
 // The attributes `LanguageModel.make` puts on its span, kept identical.
 const streamSpan = { captureStackTrace: false, attributes: { concurrency: undefined, toolChoice: undefined } }
 const textFormat = { type: "text" } as const
