@@ -9,42 +9,19 @@
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Tracer } from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, Option, Scope, Tracer } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ExecutionRecord } from "../../src/domain/ExecutionRecord.js"
+import type { ExecutionRecord } from "../../src/domain/ExecutionRecord.js"
 import { ExecutionStore, type ExecutionStoreError } from "../../src/stores/ExecutionStore.js"
 import * as ExecutionStoreSql from "../../src/stores/sql/ExecutionStoreSql.js"
 import { migrate, tablesFor } from "../../src/stores/sql/migrations.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
 import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import { dropTablesNow, postgresClient, unavailable, uniquePrefix } from "../support/Backends.js"
-
-/** A record as the pipeline writes it: running at first, `hooks` runs, the writer that wrote it. */
-const record = (
-  requestId: string,
-  revision: number,
-  options: { readonly hooks?: number; readonly writer?: string; readonly status?: "running" | "succeeded" } = {}
-): ExecutionRecord =>
-  Schema.decodeUnknownSync(ExecutionRecord)({
-    requestId,
-    request: `request ${requestId}`,
-    record_revision: revision,
-    lifecycle: { status: options.status ?? "succeeded", startedAt: 1 },
-    hookInvocations: Array.from({ length: options.hooks ?? 0 }, (_, sequence) => ({
-      name: `hook-${sequence}`,
-      stage: "before_planning",
-      outcome: "succeeded",
-      sequence,
-      startedAt: 1,
-      duration: 1,
-      effects: []
-    })),
-    ...(options.writer === undefined ? {} : { writer: { id: options.writer, seq: revision } }),
-    finalResponse: `rev-${revision}`
-  })
+import { record } from "../support/SqlRecords.js"
 
 const revisionOf = (found: Option.Option<ExecutionRecord>) => Option.getOrUndefined(found)?.recordRevision
 

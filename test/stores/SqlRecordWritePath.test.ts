@@ -20,34 +20,11 @@ import { Agent, ExecutionStore, Pipeline, ToolRegistry } from "effect-agent-pipe
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ExecutionRecord } from "../../src/domain/ExecutionRecord.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
 import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import { dropTablesNow, postgresClient, unavailable, uniquePrefix } from "../support/Backends.js"
+import { record } from "../support/SqlRecords.js"
 import { keepingWarnings } from "../support/StoreTrouble.js"
-
-const record = (
-  requestId: string,
-  revision: number,
-  options: { readonly hooks?: number; readonly writer?: string; readonly status?: "running" | "succeeded" } = {}
-): ExecutionRecord =>
-  Schema.decodeUnknownSync(ExecutionRecord)({
-    requestId,
-    request: `request ${requestId}`,
-    record_revision: revision,
-    lifecycle: { status: options.status ?? "succeeded", startedAt: 1 },
-    hookInvocations: Array.from({ length: options.hooks ?? 0 }, (_, sequence) => ({
-      name: `hook-${sequence}`,
-      stage: "before_planning",
-      outcome: "succeeded",
-      sequence,
-      startedAt: 1,
-      duration: 1,
-      effects: []
-    })),
-    ...(options.writer === undefined ? {} : { writer: { id: options.writer, seq: revision } }),
-    finalResponse: `rev-${revision}`
-  })
 
 interface Backend {
   readonly client: Layer.Layer<SqlClient>
