@@ -11,7 +11,7 @@
 import { LanguageModel, Tool } from "@effect/ai"
 import { Chunk, Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"
 import { Agent, ExecutionStore, Guardrails, Pipeline, ToolRegistry } from "../src/index.js"
-import { quantile } from "./support.js"
+import { quantile, timeInterleaved } from "./support.js"
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500)
@@ -97,18 +97,7 @@ const main = async () => {
   for (const mode of ["buffered", "streamed"] as const) {
     for (const guard of ["off", "on", "on, rawEvidence"] as const) configs.push(await setup(guard, mode))
   }
-  for (const c of configs) for (let i = 0; i < WARMUP; i++) await c.run(i)
-  const perRound = Math.ceil(REQUESTS / ROUNDS)
-  let id = WARMUP
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const c of configs) {
-      for (let i = 0; i < perRound; i++) {
-        const t0 = process.hrtime.bigint()
-        await c.run(id++)
-        c.samples.push(Number(process.hrtime.bigint() - t0) / 1000)
-      }
-    }
-  }
+  await timeInterleaved(configs, { warmup: WARMUP, requests: REQUESTS, rounds: ROUNDS })
   console.log(`\nRedaction guardrail: µs per request (${REQUESTS} requests, ${TOKENS} tokens when streamed)`)
   const medianOf = (c: Config) => quantile(c.samples.slice().sort((a, b) => a - b), 0.5)
   for (const c of configs) {

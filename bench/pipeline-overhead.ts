@@ -31,6 +31,7 @@ import {
   noopOperationSyncHook,
   noopSyncHook,
   quantile,
+  timeInterleaved,
   tools,
   ZeroLatencyLanguageModel,
   ZeroLatencyModel
@@ -121,19 +122,7 @@ const specs: ReadonlyArray<Spec> = [
 const main = async () => {
   const configs: Array<Config> = []
   for (const spec of specs) configs.push(await setup(spec))
-  for (const c of configs) for (let i = 0; i < WARMUP; i++) await c.run(i)
-  // Rounds interleave the configurations, so machine noise hits all of them alike.
-  const perRound = Math.ceil(REQUESTS / ROUNDS)
-  let id = WARMUP
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const c of configs) {
-      for (let i = 0; i < perRound; i++) {
-        const t0 = process.hrtime.bigint()
-        await c.run(id++)
-        c.samples.push(Number(process.hrtime.bigint() - t0) / 1000)
-      }
-    }
-  }
+  await timeInterleaved(configs, { warmup: WARMUP, requests: REQUESTS, rounds: ROUNDS })
   const rows: Array<Row> = configs.map(({ dispose: _d, run: _r, samples, ...spec }) => {
     const sorted = samples.slice().sort((a, b) => a - b)
     return { ...spec, median: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }

@@ -20,7 +20,7 @@ import * as path from "node:path"
 import { Agent, CheckpointStore, ExecutionStore, Pipeline } from "../src/index.js"
 import * as Postgres from "../src/stores/sql/Postgres.js"
 import * as Sqlite from "../src/stores/sql/Sqlite.js"
-import { noopHook, quantile, tools, ZeroLatencyModel } from "./support.js"
+import { noopHook, quantile, timeInterleaved, tools, ZeroLatencyModel } from "./support.js"
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200)
 const REQUESTS = Number(process.env.BENCH_STORE_REQUESTS ?? 1000)
@@ -138,18 +138,11 @@ const throughput = async (running: ReadonlyArray<Running>, inFlight: number): Pr
 const main = async () => {
   const running: Array<Running> = []
   for (const backend of backends) running.push(await open(backend))
-  for (const r of running) for (let i = 0; i < WARMUP; i++) await r.one()
-  // Rounds interleave the stores, so machine noise hits all of them alike.
-  const perRound = Math.ceil(REQUESTS / ROUNDS)
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const r of running) {
-      for (let i = 0; i < perRound; i++) {
-        const t0 = process.hrtime.bigint()
-        await r.one()
-        r.samples.push(Number(process.hrtime.bigint() - t0) / 1000)
-      }
-    }
-  }
+  await timeInterleaved(running.map((r) => ({ run: r.one, samples: r.samples })), {
+    warmup: WARMUP,
+    requests: REQUESTS,
+    rounds: ROUNDS
+  })
   const rps1 = await throughput(running, 1)
   const rps16 = await throughput(running, 16)
   const results: Array<Result> = running.map((r, i) => {

@@ -85,3 +85,27 @@ export const noopOperationSyncHook = (i: number): Hook.Hook<never> => ({
 /** The `q` quantile of sorted samples. */
 export const quantile = (sorted: ReadonlyArray<number>, q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+
+/**
+ * Warms each configuration up, then times `requests` requests of each in
+ * `rounds` interleaved rounds — so machine noise hits all of them alike —
+ * appending each request's µs to its `samples`. `run` gets a request number
+ * unique across the whole benchmark.
+ */
+export const timeInterleaved = async (
+  configs: ReadonlyArray<{ readonly run: (i: number) => Promise<unknown>; readonly samples: Array<number> }>,
+  options: { readonly warmup: number; readonly requests: number; readonly rounds: number }
+): Promise<void> => {
+  for (const c of configs) for (let i = 0; i < options.warmup; i++) await c.run(i)
+  const perRound = Math.ceil(options.requests / options.rounds)
+  let id = options.warmup
+  for (let round = 0; round < options.rounds; round++) {
+    for (const c of configs) {
+      for (let i = 0; i < perRound; i++) {
+        const t0 = process.hrtime.bigint()
+        await c.run(id++)
+        c.samples.push(Number(process.hrtime.bigint() - t0) / 1000)
+      }
+    }
+  }
+}
