@@ -23,6 +23,7 @@ export default defineConfig({
       { find: /^effect-agent-pipeline\/openai-compat$/, replacement: src("./src/ai/providers/OpenAiCompat.ts") },
       { find: /^effect-agent-pipeline\/anthropic$/, replacement: src("./src/ai/providers/Anthropic.ts") },
       { find: /^effect-agent-pipeline\/server$/, replacement: src("./src/server/AgentServer.ts") },
+      { find: /^effect-agent-pipeline\/durable$/, replacement: src("./src/durable/DurablePipeline.ts") },
       { find: /^effect-agent-pipeline$/, replacement: src("./src/index.ts") }
     ]
   },

@@ -18,12 +18,14 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   // The memory operation (ai/Memory.ts) runs over the MemoryStore service.
   ai: ["domain", "runtime", "stores", "ai"],
   pipeline: ["domain", "runtime", "stores", "ai", "pipeline"],
+  // Durable requests (the effect-agent-pipeline/durable subpath) run the pipeline's stages as workflow activities.
+  durable: ["domain", "runtime", "stores", "ai", "pipeline", "durable"],
   // The built-in memory hooks run their reads and writes as memory operations (ai/Memory.ts).
   hooks: ["domain", "runtime", "stores", "ai", "pipeline", "hooks"],
   // The HTTP + SSE server and the viewer serve whatever agent a user built.
-  server: ["domain", "runtime", "stores", "ai", "pipeline", "hooks", "server"],
+  server: ["domain", "runtime", "stores", "ai", "pipeline", "hooks", "durable", "server"],
   // The command line (`effect-agent-pipeline viewer`) starts a server over a store.
-  cli: ["domain", "runtime", "stores", "ai", "pipeline", "hooks", "server", "cli"]
+  cli: ["domain", "runtime", "stores", "ai", "pipeline", "hooks", "durable", "server", "cli"]
 }
 
 const modules = (dir: string): ReadonlyArray<string> =>

@@ -155,7 +155,7 @@ export type Lifecycle = typeof Lifecycle.Type
  * @since 0.1.0
  * @category schemas
  */
-export const RecordMode = Schema.Literal("pipeline", "stream", "resume", "workflow")
+export const RecordMode = Schema.Literal("pipeline", "stream", "resume", "workflow", "durable")
 /**
  * One of the {@link RecordMode} literals.
  *

@@ -40,6 +40,8 @@ export class RequiredAfterPlanningError extends Schema.TaggedError<RequiredAfter
 /**
  * A hook broke the short-circuit contract (unknown kind, missing payload, or
  * both a legacy short-circuit and a decision). Fails the request (C5).
+ * `not_durable`: in a durable request, a BeforePlanning hook added tools
+ * (`extra_tools`), which no other process resuming the request could call.
  *
  * @since 0.1.0
  * @category errors
@@ -49,7 +51,7 @@ export class HookContractError extends Schema.TaggedError<HookContractError>(id(
   {
     hookName: Schema.String,
     stage: Schema.String,
-    reason: Schema.Literal("unknown_kind", "missing_payload", "ambiguous_result"),
+    reason: Schema.Literal("unknown_kind", "missing_payload", "ambiguous_result", "not_durable"),
     detail: Schema.String
   }
 ) {

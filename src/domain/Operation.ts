@@ -187,7 +187,10 @@ export interface Document {
  * @category models
  */
 export interface Payloads {
-  readonly request: { readonly mode: "pipeline" | "stream" | "resume" | "workflow"; readonly request: string }
+  readonly request: {
+    readonly mode: "pipeline" | "stream" | "resume" | "workflow" | "durable"
+    readonly request: string
+  }
   readonly phase: { readonly phase: number; readonly resumed: boolean }
   readonly inference: {
     readonly purpose: "planning" | "synthesis"

@@ -34,6 +34,7 @@ import * as ConversationHistory from "./ConversationHistory.js"
 import { RedactionGuardrail } from "./Guardrails.js"
 import { makeBufferedRequest } from "./internal/bufferedRequest.js"
 import { makePhaseLoop } from "./internal/phaseLoop.js"
+import { register } from "./internal/pipelineParts.js"
 import { activePreparer } from "./internal/promptValues.js"
 import { redactingStore } from "./internal/redactingStore.js"
 import { redactError, textRedaction } from "./internal/redactValues.js"
@@ -167,7 +168,7 @@ export const make = (options?: PipelineOptions) =>
       leases,
       maxRecordBytes: resolved.maxRecordBytes
     })
-    const { executePhase, runPhases, validationFor } = makePhaseLoop({
+    const { executePhase, planPhase, runPhases, validationFor, withPhaseRun } = makePhaseLoop({
       concurrency,
       maxPhases,
       toolTimeout: resolved.toolTimeout,
@@ -230,16 +231,34 @@ export const make = (options?: PipelineOptions) =>
       redact
     })
 
+    const parts = {
+      begin,
+      recording,
+      limits,
+      store,
+      inference,
+      checkpoints,
+      checkpointKey,
+      operations,
+      stages,
+      phases: { planPhase, executePhase, withPhaseRun },
+      maxPhases,
+      promptValues,
+      redact
+    }
     const service: Pipeline.Service = { process, stream, resume, executePlanWithSynthesis }
-    if (redact === undefined) return service
+    if (redact === undefined) return register(service, parts)
     // Errors hand the caller texts too (a rejected plan's model output).
     const redacted = <E>(error: E) => redactError(error, redact)
-    return {
-      process: (input) => Effect.mapError(process(input), redacted),
-      stream: (input) => Stream.mapError(stream(input), redacted),
-      resume: (checkpointId, decision, options) => Effect.mapError(resume(checkpointId, decision, options), redacted),
-      executePlanWithSynthesis: (input, plan) => Effect.mapError(executePlanWithSynthesis(input, plan), redacted)
-    } satisfies Pipeline.Service
+    return register(
+      {
+        process: (input) => Effect.mapError(process(input), redacted),
+        stream: (input) => Stream.mapError(stream(input), redacted),
+        resume: (checkpointId, decision, options) => Effect.mapError(resume(checkpointId, decision, options), redacted),
+        executePlanWithSynthesis: (input, plan) => Effect.mapError(executePlanWithSynthesis(input, plan), redacted)
+      } satisfies Pipeline.Service,
+      parts
+    )
   })
 
 /**

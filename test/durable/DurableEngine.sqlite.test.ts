@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { layerSqlite, layerWithClient } from "../../src/pipeline/internal/durableEngine.js"
+import { layerSqlite, layerWithClient } from "../../src/durable/internal/durableEngine.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
 
 const dirs: Array<string> = []

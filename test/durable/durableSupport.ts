@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import { dropTables } from "../../src/pipeline/internal/durableStorage.js"
+import { dropTables } from "../../src/durable/internal/durableStorage.js"
 import { postgresClient } from "../support/Backends.js"
 
 let prefixes = 0

@@ -90,3 +90,40 @@ export const withRun = (record: ExecutionRecord, run: HookInvocation): Execution
   else next[i] = mergeRun(runs[i]!, run)
   return { ...record, hookInvocations: next }
 }
+
+/**
+ * `merged` — a snapshot already merged into the stored record — keeping
+ * what only the stored record has. For a durable request, whose record two
+ * executions may write at once (a runner handing its shards over finishes
+ * what it runs while another takes the request over): the other
+ * execution's hook runs, diagnostics, phases and response are evidence
+ * too, never overwritten by a snapshot that predates them, and a settled
+ * lifecycle stays settled.
+ */
+export const keepConcurrentEvidence = (stored: ExecutionRecord, merged: ExecutionRecord): ExecutionRecord => {
+  // A request settles once: a later write of the execution it replaced (a
+  // lease renewal, its interruption) does not unsettle it.
+  const settled = (record: ExecutionRecord) =>
+    record.lifecycle?.status === "succeeded" || record.lifecycle?.status === "failed"
+  const lifecycle = settled(stored) && !settled(merged) ? stored.lifecycle : merged.lifecycle
+  const runs = stored.hookInvocations.filter((old) => !merged.hookInvocations.some((run) => sameRun(run, old)))
+  const lines = stored.diagnostics.filter((line) => !merged.diagnostics.includes(line))
+  const phases = stored.phases.filter((old) => !merged.phases.some((p) => p.phase === old.phase))
+  return {
+    ...merged,
+    ...(lifecycle === undefined ? {} : { lifecycle }),
+    hookInvocations: runs.length === 0 ? merged.hookInvocations : [...merged.hookInvocations, ...runs],
+    diagnostics: lines.length === 0 ? merged.diagnostics : [...merged.diagnostics, ...lines],
+    phases: phases.length === 0 ? merged.phases : [...merged.phases, ...phases].sort((a, b) => a.phase - b.phase),
+    ...(merged.finalResponse === undefined && stored.finalResponse !== undefined
+      ? { finalResponse: stored.finalResponse }
+      : {}),
+    ...(merged.rawDraft === undefined && stored.rawDraft !== undefined ? { rawDraft: stored.rawDraft } : {}),
+    ...(merged.shortCircuit === undefined && stored.shortCircuit !== undefined
+      ? { shortCircuit: stored.shortCircuit }
+      : {}),
+    ...(merged.checkpointId === undefined && stored.checkpointId !== undefined
+      ? { checkpointId: stored.checkpointId }
+      : {})
+  }
+}

@@ -81,7 +81,9 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     phase: number,
     plan: RoutingPlan,
     prior: ReadonlyArray<PhaseRecord>,
-    parent?: CallRef | undefined
+    parent?: CallRef | undefined,
+    /** Wraps each tool call (a durable request runs each as an activity). */
+    around?: ((call: ToolCalls.Caller) => ToolCalls.Caller) | undefined
   ) {
     const priorResults = new Map<string, StepResult>()
     for (const p of prior) for (const s of p.steps) priorResults.set(s.step_id, s)
@@ -92,7 +94,7 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     if (progress) yield* recordPhase(state, { phase, plan, steps: [], running: [] })
     const steps = yield* PlanExecutor.execute(state.tools ?? tools, plan, priorResults, {
       concurrency,
-      callTool: callerOf(state),
+      callTool: around === undefined ? callerOf(state) : around(callerOf(state)),
       phase: { requestId: state.context.requestId, phase, parent }
     })
     const record: PhaseRecord = { phase, plan, steps }
@@ -115,6 +117,46 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     })(body)
 
   /**
+   * A phase's plan: the planning call, AfterPlanning on its validated plan,
+   * then the HITL policy's verdict on it (`suspend`: its reason, when the
+   * policy suspends).
+   */
+  const planPhase = Effect.fnUntraced(function*(
+    state: RequestState,
+    phase: number,
+    phases: ReadonlyArray<PhaseRecord>,
+    parent: CallRef | undefined
+  ) {
+    const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
+    const input: PromptBuilder.PromptInput = {
+      request: state.context.request,
+      // Prepared once per request snapshot (`PromptPreparation`); the raw snapshot with the identity.
+      enrichments: { ...(state.promptEnrichments ?? state.context.enrichments) },
+      tools: (state.tools ?? tools).descriptors,
+      phase,
+      priorResults: phases.flatMap((p) => p.steps)
+    }
+    const prompt = phases.length === 0
+      ? prompts.buildPlanningPrompt(input)
+      : prompts.buildContinuationPrompt(input)
+    const validation = validationFor(priorStepIds, state.tools ?? tools)
+    const candidate = yield* Planner.plan(
+      inference,
+      {
+        prompt,
+        coordinates: { requestId: state.context.requestId, phase },
+        parent
+      },
+      phase,
+      validation
+    )
+    const plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
+    if (Option.isNone(approval)) return { plan, suspend: undefined }
+    const verdict = yield* approval.value.evaluate(state.context, plan, phase)
+    return { plan, suspend: verdict._tag === "Suspend" ? verdict.reason : undefined }
+  })
+
+  /**
    * One phase: plan, AfterPlanning, HITL, execute. With `approved`, the phase
    * executes that plan as is (a HITL resume: no planning, no AfterPlanning,
    * no HITL).
@@ -130,55 +172,30 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     if (approved !== undefined) {
       plan = approved
     } else {
-      const priorStepIds = new Set(phases.flatMap((p) => p.steps.map((s) => s.step_id)))
-      const input: PromptBuilder.PromptInput = {
-        request: state.context.request,
-        // Prepared once per request snapshot (`PromptPreparation`); the raw snapshot with the identity.
-        enrichments: { ...(state.promptEnrichments ?? state.context.enrichments) },
-        tools: (state.tools ?? tools).descriptors,
-        phase,
-        priorResults: phases.flatMap((p) => p.steps)
-      }
-      const prompt = phases.length === 0
-        ? prompts.buildPlanningPrompt(input)
-        : prompts.buildContinuationPrompt(input)
-      const validation = validationFor(priorStepIds, state.tools ?? tools)
-      const candidate = yield* Planner.plan(
-        inference,
-        {
-          prompt,
-          coordinates: { requestId: state.context.requestId, phase },
-          parent
-        },
-        phase,
-        validation
-      )
-      plan = yield* afterPlanning.run(state, candidate, { phase, priorStepIds: [...priorStepIds], validation })
-      if (Option.isSome(approval)) {
-        const verdict = yield* approval.value.evaluate(state.context, plan, phase)
-        if (verdict._tag === "Suspend") {
-          // Sealed: the plan's digest (what the approver is shown) and a
-          // MAC over everything a resume will act on.
-          const checkpoint = checkpointKey.seal({
-            checkpointId: newId(),
-            requestId: state.context.requestId,
-            request: state.context.request,
-            metadata: state.context.metadata,
-            enrichments: state.context.enrichments,
-            phase,
-            plan,
-            priorPhases: [...phases],
-            reason: verdict.reason,
-            createdAt: yield* Clock.currentTimeMillis
-          })
-          yield* checkpoints.save(checkpoint).pipe(
-            Effect.mapError((e) =>
-              new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
-            )
+      const planned = yield* planPhase(state, phase, phases, parent)
+      plan = planned.plan
+      if (planned.suspend !== undefined) {
+        // Sealed: the plan's digest (what the approver is shown) and a
+        // MAC over everything a resume will act on.
+        const checkpoint = checkpointKey.seal({
+          checkpointId: newId(),
+          requestId: state.context.requestId,
+          request: state.context.request,
+          metadata: state.context.metadata,
+          enrichments: state.context.enrichments,
+          phase,
+          plan,
+          priorPhases: [...phases],
+          reason: planned.suspend,
+          createdAt: yield* Clock.currentTimeMillis
+        })
+        yield* checkpoints.save(checkpoint).pipe(
+          Effect.mapError((e) =>
+            new CheckpointError({ reason: "not_saved", checkpointId: checkpoint.checkpointId, detail: e.message })
           )
-          yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
-          return { _tag: "Suspended", checkpoint } as const
-        }
+        )
+        yield* state.recorder.modify((r) => ({ ...r, checkpointId: checkpoint.checkpointId }))
+        return { _tag: "Suspended", checkpoint } as const
       }
     }
     const executed = yield* executePhase(state, phase, plan, phases, parent).pipe(
@@ -222,7 +239,7 @@ export const makePhaseLoop = (deps: PhaseLoopDeps) => {
     return { _tag: "Done", phases } as const
   })
 
-  return { validationFor, executePhase, runPhases }
+  return { validationFor, executePhase, planPhase, withPhaseRun, runPhases }
 }
 
 /** The phase loop built by {@link makePhaseLoop}. */

@@ -12,7 +12,7 @@ import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
 import { measure } from "../../domain/internal/recordSize.js"
 import type { JsonObject } from "../../domain/Json.js"
-import type { Call, CallRef } from "../../domain/Operation.js"
+import type { Call } from "../../domain/Operation.js"
 import { type PipelineContext, RequestId } from "../../domain/PipelineContext.js"
 import { InvalidRequest } from "../../domain/PipelineError.js"
 import * as PipelineRequest from "../../domain/PipelineRequest.js"
@@ -27,6 +27,7 @@ import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/Pipeline
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
+import { concurrentWriter, recordWriter } from "./recordWriter.js"
 
 /** One running request: its context, its recorder, when it started and its scope. */
 export interface RequestState extends StageRequest {
@@ -113,41 +114,26 @@ export interface BeginDeps {
 }
 
 /**
- * How a request's record is written: straight to the store, or — when a
- * hook observes `record_write` — as one run of that operation per write.
- * Those observers' own runs are not recorded in the record they watch being
- * written (that would write it again, forever); their spans are their
- * evidence.
+ * Decodes a request and opens its record and scope. With `takeOver`, the
+ * stored record of this request an earlier process left (a durable request
+ * resumed elsewhere): it is not created again but continued — `running`
+ * again, under this process's lease, its evidence kept, with `note` added
+ * to its diagnostics.
  */
-export const recordWriter = (
-  store: ExecutionStore.Service,
-  operations: Operations,
-  requestId: string,
-  parent: CallRef | undefined
-): RequestRecorder.Writer => {
-  if (!operations.observes("record_write")) return { save: store.save, update: store.update }
-  const observed = <A, E>(
-    payload: { readonly revision: number; readonly status: string },
-    write: Effect.Effect<A, E>
-  ) =>
-    Effect.flatMap(
-      operations.call("record_write", { coordinates: { requestId }, parent, payload }),
-      (call) => operations.run(call, write)
-    )
-  return {
-    save: (record) =>
-      observed({ revision: record.recordRevision, status: record.lifecycle?.status ?? "unknown" }, store.save(record)),
-    update: (id, f, about) => observed(about ?? { revision: -1, status: "merge" }, store.update(id, f))
-  }
-}
-
-/** Decodes a request and opens its record and scope. */
-export type Begin = (input: unknown, mode: RecordMode) => Effect.Effect<RequestState, InvalidRequest>
+export type Begin = (
+  input: unknown,
+  mode: RecordMode,
+  takeOver?: { readonly record: ExecutionRecord; readonly note: string } | undefined
+) => Effect.Effect<RequestState, InvalidRequest>
 
 /** Builds {@link Begin} over its services. */
 export const makeBegin = (deps: BeginDeps): Begin => {
   const { leases, limits, maxRecordBytes, operations, preparer, recording, store } = deps
-  return Effect.fnUntraced(function* begin(input: unknown, mode: RecordMode) {
+  return Effect.fnUntraced(function* begin(
+    input: unknown,
+    mode: RecordMode,
+    takeOver?: { readonly record: ExecutionRecord; readonly note: string } | undefined
+  ) {
     const decoded = yield* PipelineRequest.decode(input, limits).pipe(
       Effect.tapError((refused) =>
         // An oversized request leaves no record (its content is not
@@ -161,22 +147,27 @@ export const makeBegin = (deps: BeginDeps): Begin => {
     )
     const requestId = decoded.requestId ?? RequestId.make(newId())
     const clock = yield* Effect.clock
-    const startedAt = clock.unsafeCurrentTimeMillis()
+    const now = clock.unsafeCurrentTimeMillis()
+    // A taken-over request keeps the start its first process gave it.
+    const startedAt = takeOver?.record.lifecycle?.startedAt ?? now
     const clockStart = elapsedMillis(clock)
-    const initial: ExecutionRecord = {
-      schemaVersion: 1,
-      requestId,
-      recordRevision: 0,
-      mode,
-      request: decoded.request,
-      metadata: decoded.metadata,
-      lifecycle: recording
-        ? { status: "running", startedAt, owner: leases.owner, leaseExpiresAt: startedAt + leases.leaseMillis }
-        : { status: "running", startedAt },
-      phases: [],
-      hookInvocations: [],
-      diagnostics: []
-    }
+    const lifecycle: ExecutionRecord["lifecycle"] = recording
+      ? { status: "running", startedAt, owner: leases.owner, leaseExpiresAt: now + leases.leaseMillis }
+      : { status: "running", startedAt }
+    const initial: ExecutionRecord = takeOver !== undefined
+      ? { ...takeOver.record, lifecycle, diagnostics: [...takeOver.record.diagnostics, takeOver.note] }
+      : {
+        schemaVersion: 1,
+        requestId,
+        recordRevision: 0,
+        mode,
+        request: decoded.request,
+        metadata: decoded.metadata,
+        lifecycle,
+        phases: [],
+        hookInvocations: [],
+        diagnostics: []
+      }
     // The record exists from the start (`running`, with this process's
     // lease), created atomically on its id: a reused id would make every
     // write of this request's record stale, silently losing its evidence,
@@ -187,12 +178,12 @@ export const makeBegin = (deps: BeginDeps): Begin => {
     // the request does not wait for its create (issue 20): it is submitted
     // below, before any later write of the record, and written with the next
     // group commit; a failure is logged and noted in the record.
-    const detached = recording && decoded.requestId === undefined
+    const detached = recording && decoded.requestId === undefined && takeOver === undefined
     if (recording) {
       // Measured once here (a store that caps its memory by bytes reads it).
       measure(initial)
     }
-    if (recording && !detached) {
+    if (recording && !detached && takeOver === undefined) {
       const created = yield* Effect.either(store.create(initial))
       if (Either.isRight(created) && created.right === "exists") {
         return yield* Effect.fail(
@@ -221,7 +212,9 @@ export const makeBegin = (deps: BeginDeps): Begin => {
       : undefined
     const recorder = recording
       ? RequestRecorder.make(
-        recordWriter(store, operations, requestId, call),
+        mode === "durable"
+          ? concurrentWriter(recordWriter(store, operations, requestId, call), requestId)
+          : recordWriter(store, operations, requestId, call),
         unwritten === undefined ? initial : { ...initial, diagnostics: [unwritten] },
         { maxBytes: maxRecordBytes }
       )
@@ -279,9 +272,19 @@ export const finalize = (state: RequestState, exit: Exit.Exit<unknown, unknown>,
     })
   )
 
-/** Appends a phase to the record. */
+/**
+ * Adds a phase to the record — in place of an entry with its number, which
+ * only an earlier attempt of the same phase leaves (a durable request's
+ * phase re-run after its process died).
+ */
 export const recordPhase = (state: RequestState, phase: PhaseRecord) =>
-  state.recorder.modify((r) => ({ ...r, phases: [...r.phases, phase] }))
+  state.recorder.modify((r) => {
+    const at = r.phases.findIndex((p) => p.phase === phase.phase)
+    if (at < 0) return { ...r, phases: [...r.phases, phase] }
+    const phases = r.phases.slice()
+    phases[at] = phase
+    return { ...r, phases }
+  })
 
 /** Replaces the record's (latest) entry of phase number `phase`. */
 export const updatePhase = (state: RequestState, phase: number, f: (record: PhaseRecord) => PhaseRecord) =>

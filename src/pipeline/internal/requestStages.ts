@@ -169,6 +169,18 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
       Effect.locallyScoped(HookEffects.currentInvocation, HookEffects.slotFor(recording ? undefined : "disabled"))
     )
 
+  /** BeforePlanning over the request, under its span. */
+  const runBeforePlanning = (state: RequestState) =>
+    beforePlanning.run(state, {
+      gate: Option.isSome(gate) ? gateFor(gate.value, state.context) : ShortCircuit.defaultGate,
+      maxEnrichmentBytes,
+      hasTool: tools.has
+    }).pipe(spanned("pipeline.before_planning", { captureStackTrace: false }))
+
+  /** AfterExecution over the executed phases (C11). */
+  const runAfterExecution = (state: RequestState, phases: ReadonlyArray<PhaseRecord>) =>
+    afterExecution.run(state, toResults(phases))
+
   const preSynthesisBody = Effect.fnUntraced(function*(
     state: RequestState,
     resume: { readonly checkpoint: Checkpoint } | undefined
@@ -177,11 +189,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     let promptEnrichments: JsonObject | undefined
     let phasesResult
     if (resume === undefined) {
-      const outcome = yield* beforePlanning.run(state, {
-        gate: Option.isSome(gate) ? gateFor(gate.value, state.context) : ShortCircuit.defaultGate,
-        maxEnrichmentBytes,
-        hasTool: tools.has
-      }).pipe(spanned("pipeline.before_planning", { captureStackTrace: false }))
+      const outcome = yield* runBeforePlanning(state)
       if (outcome.shortCircuit !== undefined) {
         return { _tag: "ShortCircuit", accepted: outcome.shortCircuit, enrichments: outcome.enrichments } as const
       }
@@ -211,7 +219,7 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     }
     if (phasesResult._tag === "Suspended") return phasesResult
     const stateWithContext = { ...state, context }
-    yield* afterExecution.run(stateWithContext, toResults(phasesResult.phases))
+    yield* runAfterExecution(stateWithContext, phasesResult.phases)
     return { _tag: "Synthesize", context, phases: phasesResult.phases, promptEnrichments } as const
   })
 
@@ -291,7 +299,16 @@ export const makeRequestStages = (deps: RequestStagesDeps) => {
     draft: string
   ) => hookScope(state, completeBody(state, context, phases, draft))
 
-  return { enterHookScope, hookScope, preSynthesis, shortCircuitResponse, synthesisPrompt, complete }
+  return {
+    enterHookScope,
+    hookScope,
+    preSynthesis,
+    runBeforePlanning,
+    runAfterExecution,
+    shortCircuitResponse,
+    synthesisPrompt,
+    complete
+  }
 }
 
 /** The stages built by {@link makeRequestStages}. */

@@ -50,7 +50,9 @@ import { type CheckpointStore, ClaimResult } from "../../stores/CheckpointStore.
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
 import type { AfterPlanning } from "../AfterPlanning.js"
 import type { ApprovalDecision, ResumeOptions } from "../Approval.js"
-import { alreadyValidated, owned, recordWriter, type RequestState } from "./requestRecord.js"
+import { isDurableApproval } from "./pipelineParts.js"
+import { recordWriter } from "./recordWriter.js"
+import { alreadyValidated, owned, type RequestState } from "./requestRecord.js"
 import { echoedDigest, invalidArguments, makeResumeChecks } from "./resumeChecks.js"
 
 /** What resume needs, resolved once when the pipeline is built. */
@@ -246,6 +248,16 @@ export const makeResumeRequest = (deps: ResumeRequestDeps) => {
       // typed refusal, never a coerced decision.
       const invalid = invalidArguments(checkpointId, decision)
       if (invalid !== undefined) return Effect.fail(invalid)
+      if (isDurableApproval(checkpointId)) {
+        return Effect.fail(
+          new CheckpointError({
+            reason: "not_found",
+            checkpointId,
+            detail:
+              "a durable request's approval: its workflow runs the plan (DurablePipeline.approve); nothing was claimed"
+          })
+        )
+      }
       const echoed = echoedDigest(options)
       return Effect.zipRight(
         inspect(checkpointId, echoed),
