@@ -241,7 +241,8 @@ export const make = (options?: PipelineOptions) =>
       checkpointKey,
       operations,
       stages,
-      phases: { planPhase, executePhase, withPhaseRun },
+      phases: { planPhase, executePhase, withPhaseRun, validationFor },
+      afterPlanning,
       maxPhases,
       promptValues,
       redact

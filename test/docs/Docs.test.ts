@@ -18,6 +18,7 @@ import {
   PipelineOptions
 } from "effect-agent-pipeline"
 import * as Anthropic from "effect-agent-pipeline/anthropic"
+import * as DurablePipeline from "effect-agent-pipeline/durable"
 import * as OpenAi from "effect-agent-pipeline/openai"
 import * as OpenAiCompat from "effect-agent-pipeline/openai-compat"
 import * as Telemetry from "effect-agent-pipeline/otel"
@@ -70,7 +71,8 @@ const REFERENCE_PAGES = [
   "docs/viewer.md",
   "docs/memory.md",
   "docs/semantic-cache.md",
-  "docs/guardrails.md"
+  "docs/guardrails.md",
+  "docs/durable.md"
 ]
 
 /** Files that are modules the others import (or that other tests import), not programs. */
@@ -232,6 +234,7 @@ describe("the names the pages use", () => {
   const namespaces: Readonly<Record<string, object>> = {
     ...(Api as Record<string, object>),
     Anthropic,
+    DurablePipeline,
     OpenAi,
     OpenAiCompat,
     Postgres,
@@ -245,6 +248,13 @@ describe("the names the pages use", () => {
     "ExecutionStore.get",
     "CheckpointStore.get",
     "Pipeline.stream",
+    "Pipeline.process",
+    "Pipeline.resume",
+    // The durable service's methods (the module exports its Layers).
+    "DurablePipeline.process",
+    "DurablePipeline.submit",
+    "DurablePipeline.poll",
+    "DurablePipeline.approve",
     "Telemetry.CurrentSpanTransformer" // @effect/ai's Telemetry
   ])
 

@@ -73,11 +73,23 @@ const hooksOf = (ran: Ran) => [
 const plans = [{ steps: [step("c1", 100), step("c2", 250)] }]
 
 /** An agent with durable requests on a fresh SQLite engine file. */
-const durableAgent = (ran: Ran, options?: { readonly approval?: boolean; readonly extraTools?: boolean }) => {
+const durableAgent = (
+  ran: Ran,
+  options?: { readonly approval?: boolean; readonly extraTools?: boolean; readonly requiredAllows?: number }
+) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-durable-request-"))
+  let allowed = 0
+  // A required boundary that allows its first `requiredAllows` plans, then rejects.
+  const required = Hook.required({
+    name: "boundary",
+    afterPlanning: (_ctx, plan) =>
+      allowed++ < (options?.requiredAllows ?? Number.POSITIVE_INFINITY)
+        ? Effect.succeed(plan)
+        : Effect.fail(new Error("charges are closed"))
+  })
   const hooks = options?.extraTools === true
     ? [Hook.make({ name: "adds-tools", beforePlanning: () => Effect.succeed({ tools: [chargeTool(ran)] }) })]
-    : hooksOf(ran)
+    : [...hooksOf(ran), required]
   const agent = Agent.layerTest({
     tools: options?.extraTools === true ? [] : [chargeTool(ran)],
     hooks,
@@ -292,6 +304,26 @@ describe("DurablePipeline: requests as durable workflows (issue 24)", () => {
         ).pipe(Effect.provide(durableAgent(ran, { extraTools: true })), Effect.scoped)
         expect(error._tag === "HookContractError" && error.reason).toBe("not_durable")
         expect(ran.tools).toEqual([])
+      }),
+    60_000
+  )
+
+  it.live(
+    "an approved plan passes the required after-planning hook again before anything runs",
+    () =>
+      Effect.gen(function*() {
+        const ran: Ran = { tools: [], hooks: [] }
+        const { error, stored } = yield* Effect.gen(function*() {
+          const durable = yield* DurablePipeline.DurablePipeline
+          yield* durable.submit({ request: "charge twice", requestId: "order-8" })
+          yield* awaitingApproval("order-8")
+          yield* durable.approve("order-8/approval/1", "approve")
+          const error = yield* Effect.flip(durable.process({ request: "charge twice", requestId: "order-8" }))
+          return { error, stored: yield* record("order-8") }
+        }).pipe(Effect.provide(durableAgent(ran, { approval: true, requiredAllows: 1 })), Effect.scoped)
+        expect(error._tag).toBe("RequiredAfterPlanningError")
+        expect(ran.tools).toEqual([])
+        expect(stored.lifecycle?.status).toBe("failed")
       }),
     60_000
   )

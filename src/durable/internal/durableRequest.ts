@@ -225,12 +225,19 @@ export const makeDurableRequest = (parts: PipelineParts, workflow: RequestWorkfl
           Effect.flatMap(
             Effect.context<WorkflowEngine | WorkflowInstance>(),
             (context) =>
-              phases.withPhaseRun(
-                request,
-                phase,
-                true,
-                (parent) => runSteps(request, phase, approved, done, parent, context)
-              )
+              phases.withPhaseRun(request, phase, true, (parent) => {
+                // The required boundary again, as a HITL resume runs it: its
+                // rule may have changed while the plan awaited its approver.
+                const priorStepIds = done.flatMap((p) => p.steps.map((s) => s.step_id))
+                return Effect.zipRight(
+                  parts.afterPlanning.runRequired(request, approved, {
+                    phase,
+                    priorStepIds,
+                    validation: phases.validationFor(new Set(priorStepIds))
+                  }),
+                  runSteps(request, phase, approved, done, parent, context)
+                )
+              })
           )
         )
         terminal = outcome.plan.terminal

@@ -11,6 +11,7 @@ import type { Operations } from "../../runtime/Operations.js"
 import type { CheckpointKey } from "../../stores/CheckpointKey.js"
 import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import type { AfterPlanning } from "../AfterPlanning.js"
 import type { PhaseLoop } from "./phaseLoop.js"
 import type { ActivePreparer } from "./promptValues.js"
 import type { TextRedaction } from "./redactValues.js"
@@ -30,7 +31,8 @@ export interface PipelineParts {
   readonly checkpointKey: CheckpointKey.Service
   readonly operations: Operations
   readonly stages: RequestStages
-  readonly phases: Pick<PhaseLoop, "planPhase" | "executePhase" | "withPhaseRun">
+  readonly phases: Pick<PhaseLoop, "planPhase" | "executePhase" | "withPhaseRun" | "validationFor">
+  readonly afterPlanning: AfterPlanning.Service
   readonly maxPhases: number
   /** The prompt-value preparer; `undefined` for the identity. */
   readonly promptValues: ActivePreparer
