@@ -41,14 +41,9 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { Workflow } from "@effect/workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Context, Duration, Effect, Layer, Option } from "effect"
-import type { Rejected } from "../domain/AgentResponse.js"
-import type { Completed } from "../domain/AgentResponse.js"
-import type { CheckpointError, InvalidRequest, PipelineError } from "../domain/PipelineError.js"
+import { Duration, Effect, Layer, Option } from "effect"
 import * as PipelineRequest from "../domain/PipelineRequest.js"
-import type { ApprovalDecision, ResumeOptions } from "../pipeline/Approval.js"
 import { partsOf } from "../pipeline/internal/pipelineParts.js"
 import { redactError } from "../pipeline/internal/redactValues.js"
 import { newId } from "../pipeline/internal/requestRecord.js"
@@ -58,6 +53,7 @@ import * as Engine from "./internal/durableEngine.js"
 import type * as EngineConfig from "./internal/durableEngineConfig.js"
 import { makeDurableRequest, makeRequestWorkflow } from "./internal/durableRequest.js"
 import * as Retention from "./internal/durableRetention.js"
+import { DurablePipeline } from "./internal/durableService.js"
 
 export {
   /**
@@ -71,68 +67,16 @@ export {
   DurableEngineError
 } from "./internal/durableEngineConfig.js"
 
-/**
- * Durable requests over the agent's pipeline.
- *
- * @since 0.1.0
- * @category services
- */
-export class DurablePipeline extends Context.Tag("effect-agent-pipeline/DurablePipeline")<
-  DurablePipeline,
-  DurablePipeline.Service
->() {}
-
-/**
- * The types of the {@link DurablePipeline} service.
- *
- * @since 0.1.0
- * @category models
- */
-export declare namespace DurablePipeline {
+export {
   /**
-   * What durable requests offer.
+   * Durable requests over the agent's pipeline: `process`, `submit`, `poll`
+   * and `approve` (see its namespace).
    *
    * @since 0.1.0
-   * @category models
+   * @category services
    */
-  export interface Service {
-    /**
-     * Runs a request as a durable workflow and waits for its end:
-     * `Completed`, or `Rejected` by a human at an approval (while it awaits
-     * one, this waits too). The request id is the execution's key:
-     * processing a request id again joins that request (its result, never a
-     * second run); give one to make a submission safe to retry. Input is
-     * decoded as `Pipeline.process` decodes it (`InvalidRequest`).
-     */
-    readonly process: (input: PipelineRequest.Input) => Effect.Effect<Completed | Rejected, PipelineError>
-    /** Starts a request as {@link process} does and returns its request id without waiting. */
-    readonly submit: (input: PipelineRequest.Input) => Effect.Effect<string, InvalidRequest>
-    /**
-     * Where a request stands: `None` before it was submitted (or once its
-     * finished rows were swept), `Suspended` while it awaits an approval or
-     * a runner, `Complete` with its exit once done.
-     */
-    readonly poll: (
-      requestId: string
-    ) => Effect.Effect<Option.Option<Workflow.Result<Completed | Rejected, PipelineError>>>
-    /**
-     * A human's decision on a durable request's plan, by the id of the
-     * approval checkpoint (`<requestId>/approval/<phase>`, in the
-     * `CheckpointStore` and the record's `checkpointId`). Checked as
-     * `Pipeline.resume` checks: the decision is `"approve"` or `"reject"`,
-     * the checkpoint's seal verifies with the agent's key (`tampered`), and
-     * `options.planDigest`, the digest of the plan the approver saw, is its
-     * plan's (`plan_mismatch`). The decision then goes to the request's
-     * workflow — which runs the plan, or ends `Rejected` — and the checkpoint
-     * is gone.
-     */
-    readonly approve: (
-      checkpointId: string,
-      decision: ApprovalDecision,
-      options?: ResumeOptions
-    ) => Effect.Effect<void, CheckpointError>
-  }
-}
+  DurablePipeline
+} from "./internal/durableService.js"
 
 /**
  * Options of {@link layer}.

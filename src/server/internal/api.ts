@@ -9,7 +9,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Predicate, Schema } from "effect"
 import { PipelineResult } from "../../domain/AgentResponse.js"
-import { Completed, Suspended } from "../../domain/AgentResponse.js"
+import { Completed, Rejected, Suspended } from "../../domain/AgentResponse.js"
 import { HexDigest } from "../../domain/Checkpoint.js"
 import { ExecutionRecord, LifecycleStatus, RecordMode } from "../../domain/ExecutionRecord.js"
 import { JsonObject } from "../../domain/Json.js"
@@ -142,6 +142,40 @@ export class PendingCheckpoints extends HttpApiGroup.make("pendingCheckpoints")
   .add(HttpApiEndpoint.get("get")`/v1/checkpoints/${id}`.addSuccess(PendingCheckpoint))
 {}
 
+/** A durable request's submission: its id (its progress: `GET /v1/requests/{id}/progress`). */
+export const DurableSubmitted = Schema.Struct({ requestId: Schema.String }).annotations({
+  identifier: "DurableSubmitted"
+})
+
+/** Where a durable request stands, and its result once it has ended. */
+export const DurableStatus = Schema.Struct({
+  requestId: Schema.String,
+  status: Schema.Literal("pending", "completed", "failed").annotations({
+    description: "`pending`: running, or awaiting an approval or a runner"
+  }),
+  result: Schema.optional(Schema.Union(Completed, Rejected)),
+  error: Schema.optional(Schema.String.annotations({ description: "Why it failed" }))
+}).annotations({ identifier: "DurableStatus" })
+
+/**
+ * Durable requests (`effect-agent-pipeline/durable`), when the agent has
+ * `DurablePipeline.layer`: submit, status, and the decision on an approval
+ * checkpoint (`<requestId>/approval/<phase>`).
+ */
+export class Durable extends HttpApiGroup.make("durable")
+  .add(
+    HttpApiEndpoint.post("submit", "/v1/durable/requests")
+      .setPayload(RequestBody)
+      .addSuccess(DurableSubmitted, { status: 202 })
+  )
+  .add(HttpApiEndpoint.get("status")`/v1/durable/requests/${id}`.addSuccess(DurableStatus))
+  .add(
+    HttpApiEndpoint.post("approve")`/v1/durable/approvals/${id}`
+      .setPayload(ResumeBody)
+      .addSuccess(DurableSubmitted, { status: 202 })
+  )
+{}
+
 /** The records: list, one, and its live events. */
 export class Records extends HttpApiGroup.make("records")
   .add(HttpApiEndpoint.get("list", "/v1/records").setUrlParams(RecordQuery).addSuccess(RecordList))
@@ -226,6 +260,7 @@ const documented = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.
 /** Every route: what `AgentServer.layer` serves. */
 export class Api extends documented(
   HttpApi.make("agent-pipeline").add(Requests).add(Checkpoints).add(PendingCheckpoints).add(Records).add(OpenAi)
+    .add(Durable)
 ) {}
 
 /** The read-only routes: what the viewer serves over a store. */

@@ -22,6 +22,7 @@ import type { CheckpointStore } from "../../stores/CheckpointStore.js"
 import type { ExecutionStore } from "../../stores/contract/ExecutionStore.js"
 import { Api, ReadApi } from "./api.js"
 import * as Auth from "./auth.js"
+import { durable } from "./durableHandlers.js"
 import * as Guard from "./guard.js"
 import * as Handlers from "./handlers.js"
 import * as Shutdown from "./shutdown.js"
@@ -113,7 +114,8 @@ export const full = (
         Handlers.checkpoints(handlers),
         Handlers.pendingCheckpoints,
         Handlers.records(handlers),
-        Handlers.openai(handlers)
+        Handlers.openai(handlers),
+        durable(handlers)
       ])
     ))
 
