@@ -146,9 +146,20 @@ export const layer = (options?: DurableOptions): Layer.Layer<DurablePipeline, ne
           (payload) => Effect.as(workflow.execute(payload, { discard: true }), payload.requestId)
         ).pipe(Effect.provide(engine))
 
+      // The engine has a result once the request is suspended or complete;
+      // before that, its record says whether it runs.
       const poll: DurablePipeline.Service["poll"] = (requestId) =>
         Effect.flatMap(executionOf(requestId), (id) => workflow.poll(id)).pipe(
-          Effect.map(Option.fromNullable),
+          Effect.flatMap((result): Effect.Effect<Option.Option<DurablePipeline.Status>> => {
+            if (result !== undefined) {
+              return Effect.succeed(Option.some(result._tag === "Complete" ? result : { _tag: "Suspended" }))
+            }
+            return parts.store.get(requestId).pipe(
+              Effect.map(Option.filter((record) => record.mode === "durable")),
+              Effect.map(Option.as({ _tag: "Running" } as const)),
+              Effect.orElseSucceed(() => Option.none())
+            )
+          }),
           Effect.provide(engine)
         )
 

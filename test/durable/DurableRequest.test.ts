@@ -179,6 +179,9 @@ describe("DurablePipeline: requests as durable workflows (issue 24)", () => {
           const durable = yield* DurablePipeline.DurablePipeline
           const first = yield* durable.process({ request: "charge twice", requestId: "order-2" })
           const second = yield* durable.process({ request: "charge twice", requestId: "order-2" })
+          const polled = yield* durable.poll("order-2")
+          expect(Option.isSome(polled) && polled.value._tag).toBe("Complete")
+          expect(yield* durable.poll("nobody")).toEqual(Option.none())
           const submitted = yield* durable.submit({ request: "charge twice", requestId: "order-2" })
           return { first, second, submitted, stored: yield* record("order-2") }
         }).pipe(Effect.provide(durableAgent(ran)), Effect.scoped)

@@ -4,8 +4,7 @@
  * importing the tag loads nothing of `@effect/workflow` (an optional peer
  * dependency) at run time.
  */
-import type { Workflow } from "@effect/workflow"
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Exit, type Option } from "effect"
 import type { Completed, Rejected } from "../../domain/AgentResponse.js"
 import type { CheckpointError, InvalidRequest, PipelineError } from "../../domain/PipelineError.js"
 import type * as PipelineRequest from "../../domain/PipelineRequest.js"
@@ -30,6 +29,17 @@ export class DurablePipeline extends Context.Tag("effect-agent-pipeline/DurableP
  */
 export declare namespace DurablePipeline {
   /**
+   * Where a durable request stands (`poll`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export type Status =
+    | { readonly _tag: "Running" }
+    | { readonly _tag: "Suspended" }
+    | { readonly _tag: "Complete"; readonly exit: Exit.Exit<Completed | Rejected, PipelineError> }
+
+  /**
    * What durable requests offer.
    *
    * @since 0.1.0
@@ -48,13 +58,12 @@ export declare namespace DurablePipeline {
     /** Starts a request as {@link process} does and returns its request id without waiting. */
     readonly submit: (input: PipelineRequest.Input) => Effect.Effect<string, InvalidRequest>
     /**
-     * Where a request stands: `None` before it was submitted (or once its
-     * finished rows were swept), `Suspended` while it awaits an approval or
-     * a runner, `Complete` with its exit once done.
+     * Where a request stands: `Running`; `Suspended` while it awaits an
+     * approval; `Complete` with its exit once done; `None` when this agent
+     * knows nothing of it (never submitted, submitted but not started by a
+     * runner yet, or its finished rows swept and its record gone).
      */
-    readonly poll: (
-      requestId: string
-    ) => Effect.Effect<Option.Option<Workflow.Result<Completed | Rejected, PipelineError>>>
+    readonly poll: (requestId: string) => Effect.Effect<Option.Option<DurablePipeline.Status>>
     /**
      * A human's decision on a durable request's plan, by the id of the
      * approval checkpoint (`<requestId>/approval/<phase>`, in the

@@ -60,8 +60,9 @@ export const durable = (options: HandlerOptions) =>
               }
             })
           }
-          if (polled.value._tag === "Suspended") return { requestId: path.id, status: "pending" as const }
-          const exit = polled.value.exit
+          const status = polled.value
+          if (status._tag !== "Complete") return { requestId: path.id, status: "pending" as const }
+          const exit = status.exit
           return Exit.isSuccess(exit)
             ? { requestId: path.id, status: "completed" as const, result: exit.value }
             : { requestId: path.id, status: "failed" as const, error: failureOf(exit.cause) }
