@@ -193,7 +193,7 @@ export type EnginePostgresOptions = Engine.DurablePostgresOptions
 
 /**
  * The failover and polling settings a PostgreSQL deployment is tuned with
- * (shard locks refreshed every second, expiring after 3 s; assignments,
+ * (shard locks refreshed every second, expiring after 8 s; assignments,
  * runner health and storage polled every second).
  *
  * @since 0.1.0
@@ -225,7 +225,7 @@ export const engineSqlite = (
 /**
  * The engine of one runner of a PostgreSQL deployment: every runner uses the
  * same database and prefix, each its own address; a runner that dies has
- * its requests taken over by the others (about 3 s with the tuned
+ * its requests taken over by the others (about 9 s with the tuned
  * settings). The cluster's tables are created once, under a lock, before
  * the runner starts.
  *

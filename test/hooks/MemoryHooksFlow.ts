@@ -38,6 +38,8 @@ export const memoryHooksFlow = <E>(name: string, vectors: () => Layer.Layer<Vect
         yield* agent.pipeline.process({ request: "Weather in Paris?", requestId: "r2", metadata: travel })
         yield* memory.idle
         yield* agent.pipeline.process({ request: "Lisbon again?", requestId: "r3", metadata: travel })
+        // r3's detached knowledge extraction too: a fragment stored after forgetUser would outlive it.
+        yield* memory.idle
         const prompt = planningPrompts(agent)[2]!
         const view = prompt.slice(prompt.indexOf("<agent_memory>"), prompt.indexOf("</agent_memory>"))
         // The recent window holds the newest event only (limit 1); the Lisbon event comes back as related.
