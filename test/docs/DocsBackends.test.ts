@@ -18,6 +18,9 @@ import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { shownExamples } from "./DocPages.js"
 import { type Captured, load, printed, withConfig } from "./RunExample.js"
 
+import { freePort } from "../durable/crashHarness.js"
+import { dropClusterTables } from "../durable/durableSupport.js"
+
 const captured = vi.hoisted((): Captured => [])
 // `NodeRuntime.runMain` hands the programs' effects over instead of running them.
 vi.mock(
@@ -76,6 +79,27 @@ describe("docs/stores.md", () => {
         )
         expect(String(missing)).toContain("DATABASE_URL")
       })
+  )
+})
+
+describe("docs/durable.md", () => {
+  const skipped = unavailable("postgres")
+  it.live.skipIf(skipped !== undefined)(
+    `durable-postgres.ts: a runner of the PostgreSQL pool from DATABASE_URL and RUNNER_PORT${
+      skipped ? ` (skipped: ${skipped})` : ""
+    }`,
+    () =>
+      Effect.gen(function*() {
+        const { main } = yield* load(captured, "durable-postgres.ts")
+        const port = yield* Effect.promise(() => freePort())
+        const env = {
+          DATABASE_URL: postgresUrl ?? "",
+          RUNNER_PORT: String(port),
+          AGENT_CHECKPOINT_KEY: "a1".repeat(32)
+        }
+        expect(yield* printed(main).pipe(withConfig(env))).toBe(printsOf("durable-postgres.ts"))
+      }).pipe(Effect.ensuring(Effect.promise(() => dropClusterTables("eap_cluster")))),
+    60_000
   )
 })
 

@@ -23,6 +23,7 @@ vi.mock(
 const ELSEWHERE = new Set([
   "examples/readme/deploy-config.ts",
   "examples/readme/deploy-postgres.ts",
+  "examples/readme/durable-postgres.ts",
   "examples/readme/model-policy.ts"
 ])
 

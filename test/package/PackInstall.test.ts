@@ -49,6 +49,7 @@ import {
   repoRoot,
   shownExamples
 } from "../docs/DocPages.js"
+import { freePort } from "../durable/crashHarness.js"
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
 const FIXTURES = [
@@ -407,16 +408,25 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
       readonly failure?: string
     }
     let outcome: Promise<{ readonly run: Run; readonly results: Readonly<Record<string, RunnerResult>> }> | undefined
+    /** The programs that need PostgreSQL (and Redis). */
+    const needsBackends = (name: string) => name === "deploy-postgres.ts" || name === "durable-postgres.ts"
     /** One Node process runs every program (`fixtures/examples-runner.ts`), once, for all the tests below. */
     const runAll = () =>
       outcome ??= (async () => {
         const server = await refusingServer()
         try {
           const { port } = server.address() as AddressInfo
+          const runnerPort = await freePort()
           const envOf = (name: string): Record<string, string> => {
             switch (name) {
               case "model-policy.ts":
                 return { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: "sk-package-test" }
+              case "durable-postgres.ts":
+                return {
+                  DATABASE_URL: process.env["EAP_TEST_DATABASE_URL"] ?? "",
+                  RUNNER_PORT: String(runnerPort),
+                  AGENT_CHECKPOINT_KEY: "b2".repeat(32)
+                }
               case "deploy-postgres.ts":
                 return {
                   DATABASE_URL: process.env["EAP_TEST_DATABASE_URL"] ?? "",
@@ -430,7 +440,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
           const specs = [
             ...programs
               .map((shown) => shown.example.split("/").at(-1)!)
-              .filter((name) => name !== "deploy-postgres.ts" || backends)
+              .filter((name) => !needsBackends(name) || backends)
               .map((file) => ({ file, env: envOf(file) })),
             { file: "telemetry.ts", env: {}, export: "program" }
           ]
@@ -457,7 +467,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
 
     for (const shown of programs) {
       const name = shown.example.split("/").at(-1)!
-      const skip = name === "deploy-postgres.ts" && !backends
+      const skip = needsBackends(name) && !backends
       it.skipIf(skip)(
         `${shown.page}: ${name}${skip ? " (skipped: EAP_TEST_DATABASE_URL / EAP_TEST_REDIS_URL unset)" : ""}`,
         async () => {
@@ -523,7 +533,7 @@ describe("the packed package, installed in a fresh project", { timeout: TIMEOUT 
       expect(JSON.parse(served.stdout.trim().split("\n").at(-1) ?? "{}"), served.transcript).toEqual({
         status: 200,
         result: "Completed",
-        routes: 9,
+        routes: 12,
         viewerPage: true,
         viewerScript: 200
       })
