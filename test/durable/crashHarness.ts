@@ -5,12 +5,10 @@
  * scenario is a function of its kill point, so a loop over many kill points
  * (issue 24 asks for 200 runs) reuses it as it is.
  */
-import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { start, type TestProcess } from "../support/processes/ChildProcess.js"
+import { type EventWorkspace, eventWorkspace, killHard } from "./eventWorkspace.js"
 import type { ActivityName, ChildCommand, ChildEvent } from "./fixtures/durableChild.js"
 
 const childScript = fileURLToPath(new URL("./fixtures/durableChild.ts", import.meta.url))
@@ -22,61 +20,12 @@ export interface KillPoint {
   readonly afterMillis?: number | undefined
 }
 
-/** One scenario's working files and processes; `cleanup` kills what is left and removes the files. */
-export interface Workspace {
-  readonly dir: string
-  readonly log: string
-  readonly spawn: (command: Omit<ChildCommand, "log">) => TestProcess
-  readonly events: () => ReadonlyArray<ChildEvent>
-  readonly waitFor: (pred: (e: ChildEvent) => boolean, timeoutMs: number) => Promise<ChildEvent>
-  readonly cleanup: () => Promise<void>
-}
+/** One scenario's working files and processes (see eventWorkspace.ts). */
+export type Workspace = EventWorkspace<ChildEvent, Omit<ChildCommand, "log">>
 
-export const workspace = (): Workspace => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-durable-"))
-  const log = path.join(dir, "events.jsonl")
-  const children: Array<TestProcess> = []
-  const events = (): ReadonlyArray<ChildEvent> =>
-    fs.existsSync(log)
-      ? fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "").map((l): ChildEvent => JSON.parse(l))
-      : []
-  const stderrs = () => children.map((c) => `[pid ${c.child.pid}] ${c.stderr().slice(-1_500)}`).join("\n")
-  const waitFor = async (pred: (e: ChildEvent) => boolean, timeoutMs: number): Promise<ChildEvent> => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const all = events()
-      const hit = all.find(pred)
-      if (hit !== undefined) return hit
-      const error = all.find((e) => e.ev === "error")
-      if (error !== undefined) throw new Error(`a child failed: ${error.error}\n${stderrs()}`)
-      if (Date.now() > deadline) {
-        throw new Error(`no matching event within ${timeoutMs} ms; log:\n${JSON.stringify(all)}\n${stderrs()}`)
-      }
-      await new Promise((r) => setTimeout(r, 25))
-    }
-  }
-  return {
-    dir,
-    log,
-    spawn: (command) => {
-      const child = start(childScript, [JSON.stringify({ ...command, log })])
-      children.push(child)
-      return child
-    },
-    events,
-    waitFor,
-    cleanup: async () => {
-      await Promise.all(children.map((c) => killHard(c)))
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
-  }
-}
+export const workspace = (): Workspace => eventWorkspace(childScript, "eap-durable-")
 
-/** `kill -9`, and wait until the process is gone. */
-export const killHard = async (process: TestProcess): Promise<void> => {
-  if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill("SIGKILL")
-  await process.exited
-}
+export { killHard }
 
 /** A free TCP port on 127.0.0.1 (for a runner's socket). */
 export const freePort = (): Promise<number> =>

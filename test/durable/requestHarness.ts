@@ -5,62 +5,22 @@
  * until every request has ended; then {@link judge} holds the shared event
  * log and the stored records to issue 24's promises.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ExecutionRecord } from "../../src/domain/ExecutionRecord.js"
-import { start, type TestProcess } from "../support/processes/ChildProcess.js"
-import { killHard } from "./crashHarness.js"
+import { type EventWorkspace, eventWorkspace } from "./eventWorkspace.js"
 import type { RequestChildCommand, RequestChildEvent } from "./fixtures/requestChild.js"
 
 const childScript = fileURLToPath(new URL("./fixtures/requestChild.ts", import.meta.url))
 
-export interface RequestWorkspace {
-  readonly dir: string
-  readonly spawn: (command: Omit<RequestChildCommand, "log" | "keyFile">) => TestProcess
-  readonly events: () => ReadonlyArray<RequestChildEvent>
-  readonly waitFor: (pred: (e: RequestChildEvent) => boolean, timeoutMs: number) => Promise<RequestChildEvent>
-  readonly cleanup: () => Promise<void>
-}
+/** A crash scenario's folder, log and runner processes (see eventWorkspace.ts). */
+export type RequestWorkspace = EventWorkspace<RequestChildEvent, Omit<RequestChildCommand, "log" | "keyFile">>
 
-export const requestWorkspace = (): RequestWorkspace => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eap-durable-requests-"))
-  const log = path.join(dir, "events.jsonl")
-  const keyFile = path.join(dir, "checkpoint-key")
-  const children: Array<TestProcess> = []
-  const events = (): ReadonlyArray<RequestChildEvent> =>
-    fs.existsSync(log)
-      ? fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "").map((l): RequestChildEvent => JSON.parse(l))
-      : []
-  const stderrs = () => children.map((c) => `[pid ${c.child.pid}] ${c.stderr().slice(-1_500)}`).join("\n")
-  const waitFor = async (pred: (e: RequestChildEvent) => boolean, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const all = events()
-      const hit = all.find(pred)
-      if (hit !== undefined) return hit
-      const error = all.find((e) => e.ev === "error")
-      if (error !== undefined) throw new Error(`a child failed: ${error.error}\n${stderrs()}`)
-      if (Date.now() > deadline) throw new Error(`no matching event within ${timeoutMs} ms\n${stderrs()}`)
-      await new Promise((r) => setTimeout(r, 25))
-    }
-  }
-  return {
-    dir,
-    spawn: (command) => {
-      const child = start(childScript, [JSON.stringify({ ...command, log, keyFile })])
-      children.push(child)
-      return child
-    },
-    events,
-    waitFor,
-    cleanup: async () => {
-      await Promise.all(children.map((c) => killHard(c)))
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
-  }
-}
+/** The runners share one checkpoint key file in the workspace. */
+export const requestWorkspace = (): RequestWorkspace =>
+  eventWorkspace(childScript, "eap-durable-requests-", (dir) => ({
+    keyFile: path.join(dir, "checkpoint-key")
+  }))
 
 /** Requests that have logged their end (by any process). */
 export const completed = (events: ReadonlyArray<RequestChildEvent>): ReadonlySet<string> =>
