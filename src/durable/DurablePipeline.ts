@@ -94,6 +94,14 @@ export interface DurableOptions {
   readonly approvalClaimLease?: Duration.DurationInput | undefined
 }
 
+/** The parts of the agent's pipeline (a pipeline not built by `Pipeline.make` is a wiring defect). */
+const pipelineParts = Effect.flatMap(Pipeline, (pipeline) => {
+  const parts = partsOf(pipeline)
+  return parts === undefined
+    ? Effect.dieMessage("DurablePipeline.layer needs a pipeline built by Pipeline.make")
+    : Effect.succeed(parts)
+})
+
 /**
  * The durable request service over the agent's `Pipeline` and a
  * `WorkflowEngine` ({@link engineSqlite}, {@link enginePostgres}). Building
@@ -107,23 +115,13 @@ export const layer = (options?: DurableOptions): Layer.Layer<DurablePipeline, ne
   const workflow = makeRequestWorkflow(options?.name ?? "effect-agent-pipeline/request")
   const claimLease = Duration.decode(options?.approvalClaimLease ?? Duration.seconds(30))
   const registered = Layer.unwrapEffect(
-    Effect.map(Pipeline, (pipeline) => {
-      const parts = partsOf(pipeline)
-      if (parts === undefined) {
-        return Layer.die(new Error("DurablePipeline.layer needs a pipeline built by Pipeline.make"))
-      }
-      return workflow.toLayer(makeDurableRequest(parts, workflow).execute)
-    })
+    Effect.map(pipelineParts, (parts) => workflow.toLayer(makeDurableRequest(parts, workflow).execute))
   )
   const service = Layer.effect(
     DurablePipeline,
     Effect.gen(function*() {
-      const pipeline = yield* Pipeline
+      const parts = yield* pipelineParts
       const engine = yield* Effect.context<WorkflowEngine>()
-      const parts = partsOf(pipeline)
-      if (parts === undefined) {
-        return yield* Effect.dieMessage("DurablePipeline.layer needs a pipeline built by Pipeline.make")
-      }
       const { redact } = parts
 
       const payloadOf = (input: PipelineRequest.Input) =>
