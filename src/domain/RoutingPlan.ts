@@ -13,6 +13,7 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { deeperThan } from "./internal/jsonDepth.js"
+import { keepLatest } from "./internal/liveShapes.js"
 import { fromInput, isWireShaped, PlanWire, toInput } from "./internal/planWire.js"
 import { formatPath, Json, JsonObject, maxDepth } from "./Json.js"
 
@@ -304,7 +305,7 @@ export const decodeText = (text: string): Effect.Effect<RoutingPlan, ParseResult
 export const decodeTextEither = (text: string): Either.Either<RoutingPlan, ParseResult.ParseError> => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = keepLatest("parsedPlan", JSON.parse(text))
   } catch {
     return decodeTextBySchema(text)
   }

@@ -1,6 +1,6 @@
 /**
  * The request path keeps the newest object of each per-request kind alive,
- * and one parked fiber (runtime/internal/liveShapes.ts), so optimized code
+ * and one parked fiber (domain/internal/liveShapes.ts), so optimized code
  * that embeds their hidden classes survives a full collection between
  * bursts of requests. These tests pin that the kinds are kept as the
  * request path makes them, and that only the newest is kept (what is
@@ -61,6 +61,12 @@ describe("live shapes", () => {
       expect(kept.hookRun).toBeDefined()
       expect(kept.runTimer).toBeDefined()
       expect(kept.operationEntry).toMatchObject({ status: "completed" })
+      // The request's start, the plan as parsed, a fiber status, the record's encoding, a hash's state.
+      expect(kept.requestStart).toBeDefined()
+      expect(kept.parsedPlan).toMatchObject({ steps: [{ step_id: "s1" }] })
+      expect(kept.fiberStatus).toBeDefined()
+      expect(kept.encoding).toBeDefined()
+      expect(kept.hash).toBeDefined()
       // The newest calls, of the request's several shapes (with a parent, a phase, a step).
       const calls = kept.calls.filter((c): c is { readonly operation: string } =>
         typeof c === "object" && c !== null && "operation" in c
@@ -91,6 +97,9 @@ describe("live shapes", () => {
       expect(afterSecond.hookRun).not.toBe(afterFirst.hookRun)
       expect(afterSecond.runTimer).not.toBe(afterFirst.runTimer)
       expect(afterSecond.operationEntry).not.toBe(afterFirst.operationEntry)
+      expect(afterSecond.requestStart).not.toBe(afterFirst.requestStart)
+      expect(afterSecond.parsedPlan).not.toBe(afterFirst.parsedPlan)
+      expect(afterSecond.encoding).not.toBe(afterFirst.encoding)
       // One parked fiber per process, however many pipelines.
       expect(afterSecond.parked).toBe(afterFirst.parked)
     }))

@@ -4,6 +4,7 @@
  */
 import type { ExecutionRecord, HookInvocation, PhaseRecord } from "../ExecutionRecord.js"
 import type { ModelCall } from "../ModelCall.js"
+import { keepLatest } from "./liveShapes.js"
 import { currentBodyFormat, durationNanos, longText, statusCode, stride, Table } from "./recordCompact.js"
 import { collectEffectTexts, encodeEffect, promptPieces, textRef } from "./recordCompactTexts.js"
 
@@ -244,5 +245,7 @@ export const encodeText = (record: ExecutionRecord): string => {
   }
   if (strings.items.length > 0) body.s = strings.items
   if (texts.items.length > 0) body.t = texts.items
+  // Kept until the next encoding: see `liveShapes.ts`.
+  keepLatest("encoding", [strings, texts, body])
   return JSON.stringify(body)
 }

@@ -10,6 +10,7 @@ import { Cause, Effect, Either, Exit, Option, Runtime, Scope } from "effect"
 import type { ToolRegistry } from "../../ai/ToolRegistry.js"
 import { type PipelineResult, Rejected } from "../../domain/AgentResponse.js"
 import type { ExecutionRecord, Lifecycle, PhaseRecord, RecordMode } from "../../domain/ExecutionRecord.js"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import { measure } from "../../domain/internal/recordSize.js"
 import type { JsonObject } from "../../domain/Json.js"
 import type { Call } from "../../domain/Operation.js"
@@ -236,6 +237,7 @@ export const makeBegin = (deps: BeginDeps): Begin => {
     const scope = yield* Scope.make()
     const releaseLease = recording ? leases.hold(recorder) : undefined
     const state: RequestState = { context, recorder, startedAt, clockStart, scope, call, releaseLease }
+    keepLatest("requestStart", [decoded, state])
     return state
   })
 }

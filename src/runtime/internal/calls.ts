@@ -3,9 +3,9 @@
  * time, where it happens, its parent run and its payload.
  */
 import type { Clock } from "effect"
+import { keepCall } from "../../domain/internal/liveShapes.js"
 import type { Call, CallRef, Coordinates, Operation, Payloads } from "../../domain/Operation.js"
 import { flatText } from "./flatText.js"
-import { keepCall } from "./liveShapes.js"
 import type { SpecOf } from "./participants.js"
 
 /** What a new run is about. */

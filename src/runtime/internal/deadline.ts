@@ -25,6 +25,7 @@
  */
 import { Context, type Duration, Effect, type Exit, Fiber, Runtime, RuntimeFlags } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import { timerMillis } from "./liveTimer.js"
 
 /**
@@ -67,6 +68,7 @@ const bounded = <A, E, R, E2>(
   services: Context.Context<R> | undefined
 ): Effect.Effect<A, E | E2, never> =>
   Effect.withFiberRuntime<A, E | E2>((caller, status) => {
+    keepLatest("fiberStatus", status)
     // The caller's context holds what `self` requires (it is the fiber
     // `self` would otherwise run on), with `services` when given; Effect
     // types a fiber's context as `Context<never>`. Interruptible whatever

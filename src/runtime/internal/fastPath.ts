@@ -6,9 +6,9 @@
 import { Exit } from "effect"
 import type { HookEffect, HookInvocation } from "../../domain/ExecutionRecord.js"
 import type { HookPoint } from "../../domain/HookPoint.js"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import type { Operation } from "../../domain/Operation.js"
 import { contributionHash } from "./hash.js"
-import { keepLatest } from "./liveShapes.js"
 
 const noEffects: ReadonlyArray<HookEffect> = []
 

@@ -9,6 +9,7 @@
  * value writes them (a 1 KiB enrichment was hashed through three copies of
  * itself — its JSON string, the canonical text, the flattened text).
  */
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import { flatText } from "./flatText.js"
 
 /** cyrb53's state while characters are fed to it. */
@@ -136,7 +137,7 @@ const canonical = (value: unknown, hash: Cyrb53): void => {
  * key order.
  */
 export const contributionHash = (contribution: unknown): string => {
-  const hash = new Cyrb53()
+  const hash = keepLatest("hash", new Cyrb53())
   if (typeof contribution === "string") hash.raw(contribution)
   else {
     try {

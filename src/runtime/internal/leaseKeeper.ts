@@ -18,7 +18,7 @@
  * Scope.
  */
 import { Clock, Duration, Effect, Fiber, Runtime, type Scope } from "effect"
-import { parkOnce } from "./liveShapes.js"
+import { parkOnce } from "../../domain/internal/liveShapes.js"
 import type { RequestRecorder } from "./requestRecorder.js"
 
 /**

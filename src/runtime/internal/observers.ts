@@ -6,13 +6,13 @@
  * detached observer begins and finishes after the run, in the pool.
  */
 import { Cause, Effect, Exit, type Fiber } from "effect"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import type { Call, Operation, Result } from "../../domain/Operation.js"
 import { isDetached } from "../Policy.js"
 import { type Participant, skipReason } from "../Subscription.js"
 import { type Attempt, attemptLean } from "./attempt.js"
 import type { Detach } from "./detached.js"
 import { completedOperationEntry, succeeded } from "./fastPath.js"
-import { keepLatest } from "./liveShapes.js"
 import {
   begin,
   type Begun,

@@ -13,11 +13,11 @@
  */
 import { Cause, Effect } from "effect"
 import type { ExecutionRecord, HookInvocation, Lifecycle } from "../../domain/ExecutionRecord.js"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import { mergeStoredEvidence, withRun } from "../../domain/internal/recordMerge.js"
 import { fitRecord, measure, stamp } from "../../domain/internal/recordSize.js"
 import { flatText } from "./flatText.js"
 import { Invocation, type InvocationHandle, type InvocationLog, noopHandle } from "./invocationSlot.js"
-import { keepLatest } from "./liveShapes.js"
 import { type LiveRecord, notify, register, unregister, without } from "./progressRegistry.js"
 
 /**

@@ -4,7 +4,7 @@
  */
 import { Clock, Context, Effect } from "effect"
 import type { RuntimeFiber } from "effect/Fiber"
-import { keepLatest } from "./liveShapes.js"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 
 let liveClock: Clock.Clock | undefined
 

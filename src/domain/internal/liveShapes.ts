@@ -11,10 +11,15 @@
  * 145 optimized functions thrown away per burst (the fiber runtime's own
  * among them), against 7 with these kept; the burst's median request took
  * 1.3–1.5× as long and its throughput fell by a third to a half
- * (docs/performance.md, "Bursts after an idle collection"). Whatever is kept
- * here is bounded: one finished request's recorder and fiber, the newest
- * sixteen calls, a few small objects. Nothing here is read back, except by
- * the test that checks it.
+ * (docs/performance.md, "Bursts after an idle collection"). The record
+ * encoder's and the contribution hash's working objects, a request's start
+ * and its parsed plan followed (2026-12-03): their functions were still
+ * thrown away at every burst. Whatever is kept here is bounded: one
+ * finished request's recorder and fiber, the newest sixteen calls, one
+ * record's encoding, a few small objects. Nothing here is read back, except
+ * by the test that checks it.
+ *
+ * It lives with the domain's internals so that every layer can keep its own.
  */
 import { Effect, type Fiber } from "effect"
 
@@ -29,6 +34,16 @@ interface Kept {
   observation: unknown
   transformChain: unknown
   operationEntry: unknown
+  /** The newest request's start: its decoded request and its state. */
+  requestStart: unknown
+  /** A fiber status the request path was handed (Effect makes one per `withFiberRuntime`). */
+  fiberStatus: unknown
+  /** The newest plan as `JSON.parse` read it from a model's text, before it was decoded. */
+  parsedPlan: unknown
+  /** The record encoder's working objects for the newest record it encoded (its tables, its body). */
+  encoding: unknown
+  /** The newest contribution hash's state. */
+  hash: unknown
 }
 
 const kept: Kept = {
@@ -38,7 +53,12 @@ const kept: Kept = {
   hookRun: undefined,
   observation: undefined,
   transformChain: undefined,
-  operationEntry: undefined
+  operationEntry: undefined,
+  requestStart: undefined,
+  fiberStatus: undefined,
+  parsedPlan: undefined,
+  encoding: undefined,
+  hash: undefined
 }
 
 // The calls of the newest runs: a request makes calls of several shapes
