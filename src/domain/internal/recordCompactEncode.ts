@@ -139,7 +139,17 @@ const encodeRuns = (
   }
   const pointCount = points.items.length
   const contextRadix = contexts.items.length + 1
-  const scale = durationScale(runs)
+  // Whole nanoseconds (the clock's resolution) is the usual case: each
+  // duration's code is found once, and the binary scale is looked for only
+  // when some duration is not a whole number of nanoseconds.
+  const nanos: Array<number | undefined> = new Array(runs.length)
+  let whole = true
+  for (let i = 0; i < runs.length; i++) {
+    const code = durationNanos(runs[i]!.duration)
+    nanos[i] = code
+    if (code === undefined) whole = false
+  }
+  const scale = whole ? "ns" : durationScale(runs)
   const factor = scale === "ns" ? 1e6 : 2 ** scale
   // Filled in order from empty, so it stays a packed array: `JSON.stringify`
   // writes a holey one (`new Array(n)`) about three times slower.
@@ -149,7 +159,7 @@ const encodeRuns = (
     const run = runs[i]!
     const packed = run.sequence * contextRadix + runContext[i]!
     const sequenceFits = Number.isSafeInteger(packed)
-    const duration = durationCode(run.duration, scale, factor)
+    const duration = scale === "ns" ? nanos[i] : durationCode(run.duration, scale, factor)
     flat.push(
       (strings.of(run.name) * pointCount + runPoint[i]!) * 32 + statusCode(run),
       sequenceFits ? packed : runContext[i]!,
