@@ -67,6 +67,7 @@ describe("live shapes", () => {
       expect(kept.fiberStatus).toBeDefined()
       expect(kept.encoding).toBeDefined()
       expect(kept.hash).toBeDefined()
+      expect(kept.enrichments).toMatchObject({ note: "n" })
       // The newest calls, of the request's several shapes (with a parent, a phase, a step).
       const calls = kept.calls.filter((c): c is { readonly operation: string } =>
         typeof c === "object" && c !== null && "operation" in c

@@ -12,8 +12,8 @@
  * among them), against 7 with these kept; the burst's median request took
  * 1.3–1.5× as long and its throughput fell by a third to a half
  * (docs/performance.md, "Bursts after an idle collection"). The record
- * encoder's and the contribution hash's working objects, a request's start
- * and its parsed plan followed (2026-12-03): their functions were still
+ * encoder's and the contribution hash's working objects, a request's start,
+ * its parsed plan and its enrichments followed (2026-12-03): their functions were still
  * thrown away at every burst. Whatever is kept here is bounded: one
  * finished request's recorder and fiber, the newest sixteen calls, one
  * record's encoding, a few small objects. Nothing here is read back, except
@@ -44,6 +44,8 @@ interface Kept {
   encoding: unknown
   /** The newest contribution hash's state. */
   hash: unknown
+  /** The newest request's enrichments as its BeforePlanning hooks changed them. */
+  enrichments: unknown
 }
 
 const kept: Kept = {
@@ -58,7 +60,8 @@ const kept: Kept = {
   fiberStatus: undefined,
   parsedPlan: undefined,
   encoding: undefined,
-  hash: undefined
+  hash: undefined,
+  enrichments: undefined
 }
 
 // The calls of the newest runs: a request makes calls of several shapes

@@ -15,6 +15,7 @@ import { Duration, Either } from "effect"
 import * as ToolRegistry from "../../ai/ToolRegistry.js"
 import type { HookEffect } from "../../domain/ExecutionRecord.js"
 import { thrownText } from "../../domain/internal/jsonSnapshot.js"
+import { keepLatest } from "../../domain/internal/liveShapes.js"
 import { byteLength } from "../../domain/internal/utf8Chunks.js"
 import { encodedSize, equals, formatPath, type Json, type JsonObject, maxDepth, snapshot } from "../../domain/Json.js"
 import type { HookFailureReason } from "../../domain/PipelineError.js"
@@ -290,6 +291,7 @@ export const applyChanges = (
 ): { readonly effects: ReadonlyArray<HookEffect>; readonly applied: ReadonlyArray<Json> } => {
   const effects: Array<HookEffect> = []
   const applied: Array<Json> = []
+  keepLatest("enrichments", current)
   for (const [key, after] of Object.entries(changes.set)) {
     const had = Object.prototype.hasOwnProperty.call(current, key)
     const before = had ? current[key] : undefined
