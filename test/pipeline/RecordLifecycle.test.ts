@@ -6,7 +6,7 @@
  */
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Fiber, Option, Schema, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Fiber, Option, Schema, Supervisor, TestClock } from "effect"
 import { Agent, ExecutionStore, Hook, HookEffects, Pipeline, ToolRegistry } from "effect-agent-pipeline"
 import { makeHarness, plan } from "../support/Harness.js"
 
@@ -70,6 +70,17 @@ const whileSlowStepRuns = <A, E>(
       return yield* body({ pipeline, store, started, release })
     }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], options)))
   })
+
+/** Counts the fibers started under it (a tracking supervisor sees only the live ones). */
+class StartCounter extends Supervisor.AbstractSupervisor<number> {
+  started = 0
+  get value() {
+    return Effect.sync(() => this.started)
+  }
+  override onStart(): void {
+    this.started++
+  }
+}
 
 describe("a record fit for durability", () => {
   it.effect("the record exists from the start: running, owned by this process, with a lease", () =>
@@ -178,6 +189,27 @@ describe("a record fit for durability", () => {
       expect(record.diagnostics).toContain(
         "record not created at request start: execution store create failed: database is locked"
       )
+    }))
+
+  it.effect("a generated id's record is created inline on the memory store, on a fiber of its own on any other", () =>
+    Effect.gen(function*() {
+      // The fibers a request starts (a supervisor sees every fiber forked under it).
+      const fibersStarted = (store: ExecutionStore.ExecutionStore.Service) =>
+        Effect.gen(function*() {
+          const h = yield* makeHarness({ script: { plans: [plan([])], synthesis: "answer" }, store })
+          const supervisor = new StartCounter()
+          const result = yield* h.pipeline.process({ request: "q" }).pipe(Effect.supervised(supervisor))
+          const requestId = result._tag === "Completed" ? result.response.requestId : ""
+          const record = yield* h.record(requestId)
+          expect(record.lifecycle?.status).toBe("succeeded")
+          return supervisor.started
+        })
+      const memory = yield* ExecutionStore.makeMemory()
+      // The same store behind a wrapper: the pipeline cannot know its writes never wait.
+      const wrapped: ExecutionStore.ExecutionStore.Service = { ...memory }
+      const inline = yield* fibersStarted(memory)
+      const forked = yield* fibersStarted(wrapped)
+      expect(forked).toBe(inline + 1)
     }))
 
   it.effect("C15: a late effect update after every earlier write failed still writes the record, whole", () =>

@@ -26,6 +26,7 @@ import { elapsedMillis } from "../../runtime/internal/timing.js"
 import type { Operations } from "../../runtime/Operations.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
 import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import { isSynchronous } from "../../stores/internal/synchronousStores.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
 import { concurrentWriter, recordWriter } from "./recordWriter.js"
@@ -178,8 +179,10 @@ export const makeBegin = (deps: BeginDeps): Begin => {
     // A generated id names no stored record (there is nothing to refuse), so
     // the request does not wait for its create (issue 20): it is submitted
     // below, before any later write of the record, and written with the next
-    // group commit; a failure is logged and noted in the record.
-    const detached = recording && decoded.requestId === undefined && takeOver === undefined
+    // group commit; a failure is logged and noted in the record. A store
+    // whose writes never wait (the memory store) is written to inline.
+    const detached = recording && decoded.requestId === undefined && takeOver === undefined &&
+      !isSynchronous(store)
     if (recording) {
       // Measured once here (a store that caps its memory by bytes reads it).
       measure(initial)

@@ -28,6 +28,7 @@ import {
 import { attempt, type Entry, entryOf, recordOf } from "../internal/memoryEntry.js"
 import { checkMemoryOptions, memoryBounds as bounds } from "../internal/memoryOptions.js"
 import { abandoned, decodeCursor, encodeCursor, hookNamesOf, pageSize } from "../internal/recordQuery.js"
+import { markSynchronous } from "../internal/synchronousStores.js"
 
 /**
  * How many records the memory store keeps by default.
@@ -228,7 +229,7 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
     store(merged, now, current, merged === record)
     return "written"
   }
-  return ExecutionStore.of({
+  return markSynchronous(ExecutionStore.of({
     // Bound, not arrows per call: see `createAt`.
     create: (record) => Effect.flatMap(Clock.currentTimeMillis, attempt(createAt.bind(undefined, record))),
     save: (record) => Effect.flatMap(Clock.currentTimeMillis, attempt(saveAt.bind(undefined, record))),
@@ -280,7 +281,7 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
       }),
     purgeExpired: Effect.map(Clock.currentTimeMillis, purge),
     sweepAbandoned: Effect.map(Clock.currentTimeMillis, markAbandoned)
-  })
+  }))
 }
 
 /**
