@@ -91,8 +91,12 @@ if (process.argv[2] === "--child") {
     rows.push([fw, JSON.parse(line)])
   }
   const [, base] = rows[0]
-  console.log(`node ${process.version}, H=${H}, ${ROUNDS} rounds of ${BATCH} requests per condition; ratios to ${rows[0][0]}\n`)
-  console.log("| framework | burst median µs | steady median µs | burst req/s, 64 in flight | steady req/s, 64 in flight |")
+  console.log(
+    `node ${process.version}, H=${H}, ${ROUNDS} rounds of ${BATCH} requests per condition; ratios to ${rows[0][0]}\n`
+  )
+  console.log(
+    "| framework | burst median µs | steady median µs | burst req/s, 64 in flight | steady req/s, 64 in flight |"
+  )
   console.log("| --- | ---: | ---: | ---: | ---: |")
   const cell = (v, b) => `${v.toFixed(1)} (${(v / b).toFixed(2)}×)`
   for (const [fw, r] of rows) {

@@ -5,6 +5,7 @@
  * reach them here instead of through `effect-agent-pipeline`.
  */
 export * as CanonicalJson from "../../src/domain/internal/canonicalJson.js"
+export * as LiveShapes from "../../src/domain/internal/liveShapes.js"
 export * as PlanWire from "../../src/domain/internal/planWire.js"
 export * as Utf8Chunks from "../../src/domain/internal/utf8Chunks.js"
 export * as HookRegistration from "../../src/pipeline/internal/hookRegistration.js"
@@ -12,6 +13,5 @@ export * as PipelineHooks from "../../src/pipeline/internal/pipelineHooks.js"
 export * as PlanExecutor from "../../src/pipeline/internal/planExecutor.js"
 export * as BackgroundPool from "../../src/runtime/internal/backgroundPool.js"
 export * as HookRuntime from "../../src/runtime/internal/hookRuntime.js"
-export * as LiveShapes from "../../src/domain/internal/liveShapes.js"
 export * as OperationHooks from "../../src/runtime/internal/operationHooks.js"
 export * as RequestRecorder from "../../src/runtime/internal/requestRecorder.js"
