@@ -116,14 +116,21 @@ describe("memory store bounds: caps by bytes and by count", () => {
 
         const after = everything(store)
         const stored = new Map(after.map((r) => [r.requestId, r]))
-        // A finished record bigger than the byte cap on its own is never kept,
-        // and nothing older is evicted for its sake.
+        // A finished record the caps can never hold beside the running
+        // records (never evicted) — bigger than the byte cap on its own, or
+        // with them, or with no room left in the count beside them — is never
+        // kept, and nothing older is evicted for its sake.
         const written = next.kind === "save"
           ? record(requestId, revisions.get(next.id)!, next.status, next.draft)
           : before.has(requestId)
           ? { ...before.get(requestId)!, finalResponse: `${before.get(requestId)!.finalResponse ?? ""}${next.extra}` }
           : undefined
-        if (written !== undefined && finished(written) && jsonBytes(written) > maxBytes) {
+        const runningBefore = [...before.values()].filter((r) => r.requestId !== requestId && !finished(r))
+        const runningBytes = runningBefore.reduce((sum, r) => sum + jsonBytes(r), 0)
+        if (
+          written !== undefined && finished(written) &&
+          (runningBytes + jsonBytes(written) > maxBytes || runningBefore.length + 1 > maxRecords)
+        ) {
           expect(stored.has(requestId), `oversized ${requestId} kept`).toBe(false)
           for (const id of before.keys()) {
             if (id !== requestId) expect(stored.has(id), `${id} evicted for an oversized record`).toBe(true)
@@ -164,6 +171,17 @@ describe("memory store bounds: caps by bytes and by count", () => {
       }
     }
   )
+
+  it("memory store bounds: a finished record that cannot fit beside the running ones goes, not the older one it would displace", () => {
+    // 124, 126 and 127 bytes: the running r0 with r1 is 250 bytes, with r2 251.
+    const store = Effect.runSync(makeMemory({ maxRecords: 2, maxBytes: 250 }))
+    for (
+      const r of [record("r0", 1, "running", ""), record("r1", 1, "succeeded", ""), record("r2", 1, "succeeded", "a")]
+    ) {
+      expect(Effect.runSync(store.save(r))).toBe("written")
+    }
+    expect(everything(store).map((r) => r.requestId).sort()).toEqual(["r0", "r1"])
+  })
 
   it.effect("memory store bounds: 200 requests with 5 MB drafts keep at most the default 64 MiB, newest first", () =>
     Effect.gen(function*() {

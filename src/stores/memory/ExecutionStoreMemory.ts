@@ -25,6 +25,7 @@ import {
   type SaveResult,
   type UpdateResult
 } from "../contract/ExecutionStore.js"
+import { MemoryCaps } from "../internal/memoryCaps.js"
 import { attempt, type Entry, entryOf, recordOf } from "../internal/memoryEntry.js"
 import { checkMemoryOptions, memoryBounds as bounds } from "../internal/memoryOptions.js"
 import { abandoned, decodeCursor, encodeCursor, hookNamesOf, pageSize } from "../internal/recordQuery.js"
@@ -82,12 +83,13 @@ export const memoryBounds: {
  *   sweeps without a write.
  *
  * Past either cap, the oldest finished records are evicted first, until the
- * store is back under both (a finished record larger than `maxBytes` on its
- * own is not kept). Running records are never evicted (their request still
- * writes to them): they count toward the caps, so only running records —
- * as many as requests in flight — can hold the store over a cap. Options
- * out of range fail the store's construction with an
- * {@link ExecutionStoreError} (`operation: "open"`) naming the option.
+ * store is back under both (a finished record the caps cannot hold beside
+ * the running records — larger than `maxBytes` on its own or with them — is
+ * not kept, and nothing older is evicted for it). Running records are never
+ * evicted (their request still writes to them): they count toward the caps,
+ * so only running records — as many as requests in flight — can hold the
+ * store over a cap. Options out of range fail the store's construction with
+ * an {@link ExecutionStoreError} (`operation: "open"`) naming the option.
  *
  * @since 0.1.0
  * @category models
@@ -113,22 +115,20 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
   let sweepAt: number | undefined
   // In creation order (a Map keeps insertion order; an update keeps its place).
   const entries = new Map<string, Entry>()
-  // The sum of the entries' `bytes`, kept as entries come and go: the cap
-  // costs one measurement per write, never a walk over the store.
-  let totalBytes = 0
+  const caps = new MemoryCaps(maxRecords, maxBytes)
   let sequence = 0
   const live = (entry: Entry | undefined, now: number): entry is Entry => entry !== undefined && entry.expiresAt > now
   const remove = (key: string, entry: Entry): void => {
     entries.delete(key)
-    totalBytes -= entry.bytes
+    caps.count(entry, -1)
   }
-  const overCap = (): boolean => entries.size > maxRecords || totalBytes > maxBytes
+  const overCap = (): boolean => caps.over(entries.size)
   const evictOverflow = (written: string): void => {
     if (!overCap()) return
-    // A finished record bigger than the byte cap on its own can never be
-    // kept: it goes first, so older records are not evicted for its sake.
+    // A finished record the caps can never hold beside the running records
+    // goes first, so older records are not evicted for its sake.
     const own = entries.get(written)
-    if (own !== undefined && own.bytes > maxBytes && own.status !== "running") {
+    if (own !== undefined && caps.cannotHold(own)) {
       remove(written, own)
       if (!overCap()) return
     }
@@ -150,11 +150,11 @@ const memoryStore = (options: MemoryOptions | undefined): ExecutionStore.Service
     if (!kept) sequence++
     if (previous !== undefined) {
       // An expired record gives up its place (and its id's sequence); a kept one is replaced in place.
-      if (kept) totalBytes -= previous.bytes
+      if (kept) caps.count(previous, -1)
       else remove(record.requestId, previous)
     }
     entries.set(record.requestId, entry)
-    totalBytes += entry.bytes
+    caps.count(entry, 1)
     // A new record can pass the count cap; any write — a record that grew — the byte cap.
     evictOverflow(record.requestId)
   }
