@@ -8,7 +8,7 @@
 import { Tool } from "@effect/ai"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Effect, FastCheck as fc, Layer, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, FastCheck as fc, Fiber, Layer, Schema, Stream } from "effect"
 import {
   Agent,
   type ExecutionRecord,
@@ -209,6 +209,41 @@ describe("redaction guardrail: a real SQLite file", () => {
       const bytes = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString("latin1")).join("")
       expect(bytes).toContain("REDACTED:openai_key")
       for (const secret of [secretA, secretB, email]) expect(bytes).not.toContain(secret)
+    }))
+
+  it.scoped("R5: a generated id's record, created while the request runs (handed to the SQL store with no fiber of its own), holds no secret", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "eap-redaction-"))
+      const stores = yield* Layer.build(
+        SqlStores.layerExecutionStore({}).pipe(
+          Layer.provide(SqliteClient.layer({ filename: join(dir, "agent.db") })),
+          Layer.orDie
+        )
+      )
+      const store = Context.get(stores, ExecutionStore.ExecutionStore)
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const hold: Hook.Hook = {
+        name: "hold",
+        beforePlanning: () => Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release))
+      }
+      const agent = yield* agentWith({
+        plans: [{ steps: [], terminal: true }],
+        synthesis: "done",
+        hooks: [hold],
+        store: Layer.succeed(ExecutionStore.ExecutionStore, store)
+      })
+      const fiber = yield* Effect.fork(agent.pipeline.process({ request: `use ${secretB}` }))
+      yield* Deferred.await(started)
+      // The create, written while the request waits in its hook.
+      const running = (yield* store.list({ status: ["running"] })).records
+      expect(running.length).toBe(1)
+      expect(running[0]!.request).toBe("use [REDACTED:github_token]")
+      const bytes = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString("latin1")).join("")
+      expect(bytes).toContain("REDACTED:github_token")
+      expect(bytes).not.toContain(secretB)
+      yield* Deferred.succeed(release, undefined)
+      expect((yield* Fiber.join(fiber))._tag).toBe("Completed")
     }))
 })
 

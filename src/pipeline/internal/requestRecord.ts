@@ -25,7 +25,8 @@ import { spanned } from "../../runtime/internal/spans.js"
 import { elapsedMillis } from "../../runtime/internal/timing.js"
 import type { Operations } from "../../runtime/Operations.js"
 import { type RequestOutcome, unsafeRecordRequest } from "../../runtime/PipelineMetrics.js"
-import type { ExecutionStore } from "../../stores/ExecutionStore.js"
+import type { ExecutionStore, ExecutionStoreError } from "../../stores/ExecutionStore.js"
+import { detachedCreateOf } from "../../stores/internal/detachedCreates.js"
 import { isSynchronous } from "../../stores/internal/synchronousStores.js"
 import * as ConversationHistory from "../ConversationHistory.js"
 import type { StageRequest } from "../Hook.js"
@@ -224,18 +225,20 @@ export const makeBegin = (deps: BeginDeps): Begin => {
       )
       : RequestRecorder.disabled(initial)
     if (detached) {
-      // Started now, not scheduled: the create is submitted ahead of the record's later writes.
-      Runtime.runFork(
-        yield* Effect.runtime<never>(),
-        Effect.catchAll(store.create(initial), (error) =>
-          Effect.zipRight(
-            Effect.logWarning("execution record not created", error.message).pipe(Effect.annotateLogs({ requestId })),
-            recorder.modify((r) => ({
-              ...r,
-              diagnostics: [...r.diagnostics, `record not created at request start: ${error.message}`]
-            }))
-          ))
-      )
+      const runtime = yield* Effect.runtime<never>()
+      const unrecorded = (error: ExecutionStoreError) =>
+        Effect.zipRight(
+          Effect.logWarning("execution record not created", error.message).pipe(Effect.annotateLogs({ requestId })),
+          recorder.modify((r) => ({
+            ...r,
+            diagnostics: [...r.diagnostics, `record not created at request start: ${error.message}`]
+          }))
+        )
+      // Submitted now, ahead of the record's later writes: handed to a store
+      // that takes it without a fiber waiting, else on a fiber started now.
+      const submit = detachedCreateOf(store)
+      if (submit !== undefined) submit(initial, now, (error) => void Runtime.runFork(runtime, unrecorded(error)))
+      else Runtime.runFork(runtime, Effect.catchAll(store.create(initial), unrecorded))
     }
     const scope = yield* Scope.make()
     const releaseLease = recording ? leases.hold(recorder) : undefined

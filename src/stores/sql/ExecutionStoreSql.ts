@@ -18,7 +18,7 @@
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Clock, Duration, Effect, Either, Option, type Scope } from "effect"
+import { Clock, Duration, Effect, Either, Exit, Option, type Scope } from "effect"
 import type { ExecutionRecord } from "../../domain/ExecutionRecord.js"
 import { encodeBody } from "../../domain/internal/recordEncode.js"
 import { mergeStoredEvidence } from "../../domain/internal/recordMerge.js"
@@ -35,6 +35,7 @@ import {
   type SaveResult,
   type UpdateResult
 } from "../contract/ExecutionStore.js"
+import { createFailure, withDetachedCreate } from "../internal/detachedCreates.js"
 import { errorDetail } from "../internal/errorDetail.js"
 import { abandoned, decodeCursor, encodeCursor, pageSize } from "../internal/recordQuery.js"
 import { columnsOf, decodeRow, type StoredRow } from "./internal/recordRow.js"
@@ -335,5 +336,11 @@ export const make = (
       return marked
     })
 
-    return ExecutionStore.of({ create, save, update, get, list, purgeExpired, sweepAbandoned })
+    const service = ExecutionStore.of({ create, save, update, get, list, purgeExpired, sweepAbandoned })
+    // A generated id's create, with no fiber waiting for it, its body encoded only if needed.
+    return withDetachedCreate(service, (record, now, onFailure) =>
+      writes.submitDetached(
+        { kind: "create", columns: columnsOf(record, now, millis, () => encodeBody(record), true) },
+        (exit) => Exit.isFailure(exit) && onFailure(createFailure(exit.cause))
+      ))
   })

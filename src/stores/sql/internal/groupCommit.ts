@@ -27,6 +27,12 @@ import { Effect, Exit, Fiber, type Scope } from "effect"
 export interface GroupCommit<I, A, E> {
   readonly submit: (item: I) => Effect.Effect<A, E>
   /**
+   * Submits one write now, with no fiber waiting for it: `onExit` gets its
+   * result (called once, from the worker; it must not throw). Ordered with
+   * `submit`'s writes as they are submitted.
+   */
+  readonly submitDetached: (item: I, onExit: (exit: Exit.Exit<A, E>) => void) => void
+  /**
    * Waits until every write submitted so far is answered (at once when none
    * is pending): a read after it sees them — also the writes whose callers
    * do not wait for them.
@@ -147,6 +153,21 @@ export const make = <I, A, E>(options: {
         wake?.()
       })
 
+    const submitDetached = (item: I, onExit: (exit: Exit.Exit<A, E>) => void): void => {
+      // A callback that throws must not stop the worker: the other writes of its batch are still answered.
+      const resume = (exit: Exit.Exit<A, E>) => {
+        try {
+          onExit(exit)
+        } catch {
+          // Nothing to do: the caller was told `onExit` must not throw.
+        }
+      }
+      if (closed) return resume(Exit.fail(options.closed(item)))
+      submitted++
+      pending.push({ item, resume })
+      wake?.()
+    }
+
     const settled = Effect.suspend(() => {
       const upTo = submitted
       if (closed || answered >= upTo) return Effect.void
@@ -155,5 +176,5 @@ export const make = <I, A, E>(options: {
       })
     })
 
-    return { submit, settled }
+    return { submit, submitDetached, settled }
   })

@@ -48,17 +48,18 @@ export const decodeRow = (row: StoredRow): Either.Either<ExecutionRecord, Record
 
 /**
  * The columns of `record` stored at `now`, its encoded snapshot `body`
- * beside it. `writer_id` names the writer whose snapshot the row is exactly
- * (`pure`: no one else's evidence merged in): only then may that writer's
- * next snapshot replace it without a merge.
+ * beside it — or a function that encodes it, for a write whose body may
+ * never be needed (`DeferredColumns`). `writer_id` names the writer whose
+ * snapshot the row is exactly (`pure`: no one else's evidence merged in):
+ * only then may that writer's next snapshot replace it without a merge.
  */
-export const columnsOf = (
+export const columnsOf = <B extends string | (() => string)>(
   record: ExecutionRecord,
   now: number,
   retention: RetentionSettings,
-  body: string,
+  body: B,
   pure: boolean
-): RecordColumns => ({
+): Omit<RecordColumns, "body"> & { readonly body: B } => ({
   requestId: record.requestId,
   revision: record.recordRevision,
   status: listedStatus(record),

@@ -46,9 +46,9 @@ import { ExecutionStoreError } from "../../contract/ExecutionStore.js"
 import { errorDetail } from "../../internal/errorDetail.js"
 import { coalesce } from "./coalesce.js"
 import * as GroupCommit from "./groupCommit.js"
-import type { RecordColumns, RowWrite } from "./rowWrite.js"
+import type { ReadyWrite, RecordColumns, RowWrite } from "./rowWrite.js"
 
-export type { RecordColumns, RowWrite } from "./rowWrite.js"
+export type { DeferredColumns, RecordColumns, RowWrite } from "./rowWrite.js"
 
 /** Most writes per batch (and rows per statement). */
 export const defaultMaxBatch = 64
@@ -95,6 +95,8 @@ export const isDatabaseWide = (error: SqlError): boolean => {
   // A Node system error (ECONNRESET, …).
   return true
 }
+
+const isReady = (write: RowWrite): write is ReadyWrite => typeof write.columns.body === "string"
 
 /**
  * The group commit of record writes over `sql` into `table`, its worker in
@@ -252,19 +254,43 @@ export const make = (
   const storeError = (write: RowWrite, error: SqlError) =>
     new ExecutionStoreError({ operation: write.kind, detail: errorDetail(error), cause: error })
 
-  /** A batch: its superseded writes folded (`coalesce.ts`), then written. */
+  /** The write with its body encoded (a deferred one's), or the failure to encode it. */
+  const ready = (write: RowWrite): ReadyWrite | ExecutionStoreError => {
+    if (isReady(write)) return write
+    const { body, ...columns } = write.columns
+    try {
+      return { kind: write.kind, columns: { ...columns, body: typeof body === "string" ? body : body() } }
+    } catch (error) {
+      return new ExecutionStoreError({ operation: "encode", detail: errorDetail(error), cause: error })
+    }
+  }
+
+  /** Writes that are ready, each failure to encode answered on its own. */
+  const writeReady = (
+    writes: ReadonlyArray<RowWrite>
+  ): Effect.Effect<ReadonlyArray<Exit.Exit<boolean, ExecutionStoreError>>> => {
+    const prepared = writes.map(ready)
+    const rows = prepared.filter((w): w is ReadyWrite => !(w instanceof ExecutionStoreError))
+    if (rows.length === prepared.length) return writeRows(rows)
+    return Effect.map(writeRows(rows), (exits) => {
+      let next = 0
+      return prepared.map((w) => (w instanceof ExecutionStoreError ? Exit.fail(w) : exits[next++]!))
+    })
+  }
+
+  /** A batch: its superseded writes folded (`coalesce.ts`) — a folded create's body never encoded — then written. */
   const writeBatch = (
     writes: ReadonlyArray<RowWrite>
   ): Effect.Effect<ReadonlyArray<Exit.Exit<boolean, ExecutionStoreError>>> => {
     const folded = coalesce(writes)
     return Effect.flatMap(
-      writeRows(folded.writes),
-      (exits) => folded.answer(exits, (save) => Effect.map(writeRows([save]), (alone) => alone[0]!))
+      writeReady(folded.writes),
+      (exits) => folded.answer(exits, (save) => Effect.map(writeReady([save]), (alone) => alone[0]!))
     )
   }
 
   const writeRows = (
-    writes: ReadonlyArray<RowWrite>
+    writes: ReadonlyArray<ReadyWrite>
   ): Effect.Effect<ReadonlyArray<Exit.Exit<boolean, ExecutionStoreError>>> => {
     // Rounds: the n-th write of each request id goes in round n.
     const rounds: Array<{ create: Array<RecordColumns>; save: Array<RecordColumns> }> = []

@@ -21,6 +21,16 @@ export interface RecordColumns {
 }
 
 /**
+ * The columns of a write whose body is encoded only if its row is written
+ * as it is: a request's detached create, which its save usually supersedes
+ * in the same batch (`coalesce.ts`), never needs one then.
+ */
+export interface DeferredColumns extends Omit<RecordColumns, "body"> {
+  /** Encodes the body's text; may throw (the write then fails on its own). */
+  readonly body: () => string
+}
+
+/**
  * One write: `create` inserts the row unless a live one has its id (an
  * expired one is replaced); `save` also replaces an older revision when no
  * merge is needed — the stored row is exactly this writer's snapshot, or
@@ -28,5 +38,10 @@ export interface RecordColumns {
  */
 export interface RowWrite {
   readonly kind: "create" | "save"
+  readonly columns: RecordColumns | DeferredColumns
+}
+
+/** A write whose columns are all known. */
+export interface ReadyWrite extends RowWrite {
   readonly columns: RecordColumns
 }
