@@ -4,35 +4,12 @@
  * its request id; the pipeline renews the lease while the request runs;
  * a store that cannot create it does not block the request.
  */
-import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Fiber, Option, Schema, Supervisor, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Fiber, Option, TestClock } from "effect"
 import { Agent, ExecutionStore, Hook, HookEffects, Pipeline, ToolRegistry } from "effect-agent-pipeline"
 import { makeHarness, plan } from "../support/Harness.js"
-
-const Slow = Tool.make("slow", {
-  description: "Waits until released.",
-  parameters: { q: Schema.String },
-  success: Schema.String
-})
-
-const slowStep = (stepId: string) => ({
-  step_id: stepId,
-  namespace: "test",
-  agent: "slow",
-  capability: "slow",
-  parameters: { q: "x" }
-})
-
-/** A tool that signals `started` and then waits for `release`. */
-const slowTool = (started: Deferred.Deferred<void>, release: Deferred.Deferred<void>) =>
-  ToolRegistry.entry({
-    namespace: "test",
-    agent: "slow",
-    tool: Slow,
-    handler: ({ q }) =>
-      Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), `done ${q}`))
-  })
+import { slowStep, slowTool } from "../support/SlowTool.js"
+import { StartCounter } from "../support/StartCounter.js"
 
 /** An agent over a memory store whose Layers live as long as the test. */
 const agentWith = (
@@ -70,17 +47,6 @@ const whileSlowStepRuns = <A, E>(
       return yield* body({ pipeline, store, started, release })
     }).pipe(Effect.provide(agentWith([slowTool(started, release)], [plan([slowStep("s1")])], options)))
   })
-
-/** Counts the fibers started under it (a tracking supervisor sees only the live ones). */
-class StartCounter extends Supervisor.AbstractSupervisor<number> {
-  started = 0
-  get value() {
-    return Effect.sync(() => this.started)
-  }
-  override onStart(): void {
-    this.started++
-  }
-}
 
 describe("a record fit for durability", () => {
   it.effect("the record exists from the start: running, owned by this process, with a lease", () =>

@@ -16,11 +16,10 @@
  *   one gets the forked create), and a create that fails is in the record
  *   and the log.
  */
-import { Tool } from "@effect/ai"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Supervisor } from "effect"
-import { Agent, ExecutionStore, Pipeline, ToolRegistry } from "effect-agent-pipeline"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { Agent, ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -34,7 +33,9 @@ import { migrate, tablesFor } from "../../src/stores/sql/migrations.js"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
 import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import { dropTablesNow, postgresClient, unavailable, uniquePrefix } from "../support/Backends.js"
+import { slowStep, slowTool } from "../support/SlowTool.js"
 import { record } from "../support/SqlRecords.js"
+import { StartCounter } from "../support/StartCounter.js"
 import { keepingWarnings } from "../support/StoreTrouble.js"
 
 interface Backend {
@@ -51,6 +52,10 @@ const sqlite = (): Backend => {
     cleanup: Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   }
 }
+
+/** The execution store over a backend's client. */
+const storeOver = (backend: Backend) =>
+  SqlStores.layerExecutionStore({ tablePrefix: backend.prefix }).pipe(Layer.provide(backend.client), Layer.orDie)
 
 const postgres = (): Backend => {
   const prefix = uniquePrefix()
@@ -145,12 +150,7 @@ const suite = (name: string, make: () => Backend) =>
           // Below: once the store is closed, a create fails, once.
           return { submit, failures }
         }).pipe(
-          Effect.provide(
-            SqlStores.layerExecutionStore({ tablePrefix: backend.prefix }).pipe(
-              Layer.provide(backend.client),
-              Layer.orDie
-            )
-          ),
+          Effect.provide(storeOver(backend)),
           Effect.flatMap(({ failures, submit }) =>
             Effect.sync(() => {
               submit(record("late", 0, { status: "running" }), Date.now(), (error) => failures.push(error))
@@ -197,23 +197,6 @@ describe("a detached write in the group commit", () => {
     }))
 })
 
-/** Counts the fibers started under it. */
-class StartCounter extends Supervisor.AbstractSupervisor<number> {
-  started = 0
-  get value() {
-    return Effect.sync(() => this.started)
-  }
-  override onStart(): void {
-    this.started++
-  }
-}
-
-const Slow = Tool.make("slow", {
-  description: "Waits until released.",
-  parameters: { q: Schema.String },
-  success: Schema.String
-})
-
 describe("a detached create through the pipeline (SQLite)", () => {
   it.live("a generated id's create starts no fiber on a SQL store; a wrapped store's create is forked", () =>
     Effect.suspend(() => {
@@ -242,12 +225,7 @@ describe("a detached create through the pipeline (SQLite)", () => {
         const forked = yield* fibersStarted({ ...store })
         expect(forked).toBe(direct + 1)
       }).pipe(
-        Effect.provide(
-          SqlStores.layerExecutionStore({ tablePrefix: backend.prefix }).pipe(
-            Layer.provide(backend.client),
-            Layer.orDie
-          )
-        ),
+        Effect.provide(storeOver(backend)),
         Effect.ensuring(backend.cleanup)
       )
     }))
@@ -265,14 +243,8 @@ describe("a detached create through the pipeline (SQLite)", () => {
           `CREATE TRIGGER ${backend.prefix}refuse BEFORE INSERT ON ${tablesFor(backend.prefix).records}
            WHEN NEW.status = 'running' BEGIN SELECT RAISE(ABORT, 'running rows refused'); END`
         )
-        const tool = ToolRegistry.entry({
-          namespace: "test",
-          agent: "slow",
-          tool: Slow,
-          handler: ({ q }) =>
-            Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), `done ${q}`))
-        })
-        const step = { step_id: "s1", namespace: "test", agent: "slow", capability: "slow", parameters: { q: "x" } }
+        const tool = slowTool(started, release)
+        const step = slowStep("s1")
         const store = yield* ExecutionStore.ExecutionStore
         const result = yield* Effect.gen(function*() {
           const pipeline = yield* Pipeline.Pipeline

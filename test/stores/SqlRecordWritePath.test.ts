@@ -12,17 +12,17 @@
  *   500 ms, and a create that fails is in the record and the log;
  * - a SQLite file's WAL is checkpointed by the worker thread, not the writes.
  */
-import { Tool } from "@effect/ai"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option, Runtime, Schema, TestClock, Tracer } from "effect"
-import { Agent, ExecutionStore, Pipeline, ToolRegistry } from "effect-agent-pipeline"
+import { Deferred, Effect, Fiber, Layer, Option, Runtime, TestClock, Tracer } from "effect"
+import { Agent, ExecutionStore, Pipeline } from "effect-agent-pipeline"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Sqlite from "../../src/stores/sql/Sqlite.js"
 import * as SqlStores from "../../src/stores/sql/SqlStores.js"
 import { dropTablesNow, postgresClient, unavailable, uniquePrefix } from "../support/Backends.js"
+import { slowStep, slowTool } from "../support/SlowTool.js"
 import { record } from "../support/SqlRecords.js"
 import { keepingWarnings } from "../support/StoreTrouble.js"
 
@@ -180,12 +180,6 @@ describe("record write path: the SQLite WAL", () => {
     }))
 })
 
-const Slow = Tool.make("slow", {
-  description: "Waits until released.",
-  parameters: { q: Schema.String },
-  success: Schema.String
-})
-
 describe("record write path: a request with a generated id", () => {
   it.effect("does not wait for its create, yet its record is running in the store at once and its progress within 500 ms", () =>
     Effect.suspend(() => {
@@ -193,14 +187,8 @@ describe("record write path: a request with a generated id", () => {
       return Effect.gen(function*() {
         const started = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()
-        const tool = ToolRegistry.entry({
-          namespace: "test",
-          agent: "slow",
-          tool: Slow,
-          handler: ({ q }) =>
-            Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), `done ${q}`))
-        })
-        const step = { step_id: "s1", namespace: "test", agent: "slow", capability: "slow", parameters: { q: "x" } }
+        const tool = slowTool(started, release)
+        const step = slowStep("s1")
         const agent = Agent.layerTest({
           script: { plans: [{ steps: [step], terminal: true }], synthesis: "answer" },
           tools: [tool],
