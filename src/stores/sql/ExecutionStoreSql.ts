@@ -10,8 +10,10 @@
  * The hot writes — `create` at a request's start, `save` at its end — are
  * one statement each and group-committed (`internal/recordWrites.ts`): the
  * writes of concurrent requests share statements and commits, each caller
- * waiting for its own answer. A save needing a merge (another writer's
- * evidence in the stored row) falls back to a read-modify-write.
+ * waiting for its own answer; a request's create that nobody waits for is
+ * handed over with no fiber (`stores/internal/detachedCreates.ts`). A save needing
+ * a merge (another writer's evidence in the stored row) falls back to a
+ * read-modify-write.
  *
  * @since 0.1.0
  */

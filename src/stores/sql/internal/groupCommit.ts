@@ -2,7 +2,8 @@
  * Group commit (issue 20, "durable recording must get fast"): writes that
  * many fibers submit while the database is busy are taken together and
  * written as one batch — one transaction, one commit — and each caller
- * waits for its own write's result only.
+ * waits for its own write's result only (or, with `submitDetached`, is
+ * called back with it: no fiber waits).
  *
  * - Bounded: a batch holds at most `maxBatch` writes. No write waits for a
  *   timer: the first one goes at once, and the writes that arrive while
